@@ -1,0 +1,164 @@
+"""Models resolve from `demo`, folders and the offline hub cache; the head is found and read lazily."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+from safetensors.numpy import save_file
+
+from vocabrisk.errors import ModelError
+from vocabrisk.model import load_vocabulary, locate_head, read_head, resolve_model
+from vocabrisk.model.resolve import DEMO_MODEL_DIR
+
+
+def save_bf16(path: Path, tensors: dict[str, np.ndarray]) -> None:
+    """Write float32 arrays as a BF16 safetensors file (numpy has no bfloat16 to hand to safetensors)."""
+    header, blobs, offset = {}, [], 0
+    for name, array in tensors.items():
+        raw = (np.ascontiguousarray(array, dtype=np.float32).view(np.uint32) >> 16).astype(np.uint16).tobytes()
+        header[name] = {"dtype": "BF16", "shape": list(array.shape), "data_offsets": [offset, offset + len(raw)]}
+        blobs.append(raw)
+        offset += len(raw)
+    encoded = json.dumps(header).encode()
+    encoded += b" " * (-len(encoded) % 8)
+    path.write_bytes(struct.pack("<Q", len(encoded)) + encoded + b"".join(blobs))
+
+
+def model_folder(tmp_path: Path, shared_data: Path, tokenizer: str, config: dict, weights: dict | None) -> Path:
+    folder = tmp_path / "model"
+    folder.mkdir()
+    shutil.copy(shared_data / "tokenizers" / tokenizer / "tokenizer.json", folder / "tokenizer.json")
+    (folder / "config.json").write_text(json.dumps(config))
+    if weights is not None:
+        save_file(weights, str(folder / "model.safetensors"))
+    return folder
+
+
+def test_demo_model_resolves_offline_with_an_untied_head():
+    files = resolve_model("demo")
+    assert files.folder == DEMO_MODEL_DIR
+    head, note = locate_head(files)
+    assert head is not None and note is None
+    assert head.tensor == "lm_head.weight" and not head.tied
+    assert head.rows == load_vocabulary(files.tokenizer_json).size
+
+
+def test_tokenizer_only_folder_gives_counts_without_head(shared_data):
+    files = resolve_model(str(shared_data / "tokenizers" / "gpt2"))
+    head, note = locate_head(files)
+    assert head is None
+    assert "tokenizer only" in note
+
+
+def test_encoder_checkpoint_has_no_causal_head(shared_data):
+    files = resolve_model(str(shared_data / "tokenizers" / "bert-base-uncased"))
+    head, note = locate_head(files)
+    assert head is None and "encoder" in note
+
+
+def test_untied_head_is_read_by_name(tmp_path, shared_data):
+    rng = np.random.default_rng(0)
+    head = rng.normal(size=(50257, 8)).astype(np.float32)
+    folder = model_folder(
+        tmp_path,
+        shared_data,
+        "gpt2",
+        {"model_type": "gpt2", "tie_word_embeddings": False},
+        {"transformer.wte.weight": rng.normal(size=(50257, 8)).astype(np.float32), "lm_head.weight": head},
+    )
+    info, _ = locate_head(resolve_model(str(folder)))
+    assert (info.tensor, info.tied, info.rows, info.hidden) == ("lm_head.weight", False, 50257, 8)
+    np.testing.assert_array_equal(read_head(info), head)
+    np.testing.assert_array_equal(read_head(info, slice(10, 20)), head[10:20])
+
+
+def test_tied_embeddings_are_detected(tmp_path, shared_data):
+    embedding = np.ones((32000, 4), dtype=np.float16)
+    folder = model_folder(
+        tmp_path, shared_data, "llama2", {"model_type": "llama"}, {"model.embed_tokens.weight": embedding}
+    )
+    info, _ = locate_head(resolve_model(str(folder)))
+    assert info.tied and info.tensor == "model.embed_tokens.weight" and info.dtype == "F16"
+    assert read_head(info).dtype == np.float32
+
+
+def test_config_saying_untied_without_head_tensor_is_an_error(tmp_path, shared_data):
+    folder = model_folder(
+        tmp_path,
+        shared_data,
+        "llama2",
+        {"model_type": "llama", "tie_word_embeddings": False},
+        {"model.embed_tokens.weight": np.ones((32000, 4), dtype=np.float32)},
+    )
+    with pytest.raises(ModelError, match="not tied"):
+        locate_head(resolve_model(str(folder)))
+
+
+def test_sharded_bf16_neox_head_is_found_through_the_index(tmp_path, shared_data):
+    rng = np.random.default_rng(1)
+    head = rng.normal(size=(50277, 16)).astype(np.float32)
+    folder = model_folder(tmp_path, shared_data, "gpt-neox-20b", {"model_type": "gpt_neox"}, None)
+    save_bf16(folder / "model-00001-of-00002.safetensors", {"gpt_neox.embed_in.weight": head * 2})
+    save_bf16(folder / "model-00002-of-00002.safetensors", {"embed_out.weight": head})
+    (folder / "model.safetensors.index.json").write_text(
+        json.dumps(
+            {
+                "weight_map": {
+                    "gpt_neox.embed_in.weight": "model-00001-of-00002.safetensors",
+                    "embed_out.weight": "model-00002-of-00002.safetensors",
+                }
+            }
+        )
+    )
+    info, _ = locate_head(resolve_model(str(folder)))
+    assert info.tensor == "embed_out.weight" and not info.tied and info.dtype == "BF16"
+    truncated = (head.view(np.uint32) >> 16 << 16).view(np.float32)
+    np.testing.assert_array_equal(read_head(info), truncated)
+
+
+def test_pickle_checkpoints_are_refused(tmp_path, shared_data):
+    folder = model_folder(tmp_path, shared_data, "gpt2", {"model_type": "gpt2"}, None)
+    (folder / "pytorch_model.bin").write_bytes(b"not loaded")
+    with pytest.raises(ModelError, match="pickle") as exc:
+        locate_head(resolve_model(str(folder)))
+    assert "safetensors" in exc.value.hint
+
+
+def test_hub_id_resolves_from_the_local_cache_offline(tmp_path, shared_data, monkeypatch):
+    snapshot = tmp_path / "hub" / "models--acme--tiny-gpt" / "snapshots" / "0123abcd"
+    snapshot.mkdir(parents=True)
+    shutil.copy(shared_data / "tokenizers" / "gpt2" / "tokenizer.json", snapshot / "tokenizer.json")
+    (snapshot / "config.json").write_text(json.dumps({"model_type": "gpt2"}))
+    (tmp_path / "hub" / "models--acme--tiny-gpt" / "refs").mkdir()
+    (tmp_path / "hub" / "models--acme--tiny-gpt" / "refs" / "main").write_text("0123abcd")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    files = resolve_model("acme/tiny-gpt")
+    assert files.folder == snapshot
+    assert files.config == {"model_type": "gpt2"}
+
+
+def test_uncached_hub_id_offline_says_how_to_get_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-hub"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ModelError, match="not in the local Hugging Face cache") as exc:
+        resolve_model("acme/not-downloaded")
+    assert "hf download acme/not-downloaded" in exc.value.hint
+
+
+@pytest.mark.parametrize("name", ["./no/such/folder", "a/b/c", "bad name with spaces"])
+def test_unknown_model_is_a_clear_error(name):
+    with pytest.raises(ModelError, match="not found"):
+        resolve_model(name)
+
+
+def test_folder_without_tokenizer_json_says_how_to_make_one(tmp_path, shared_data):
+    shutil.copy(shared_data / "tokenizers" / "llama2" / "tokenizer.model", tmp_path / "tokenizer.model")
+    with pytest.raises(ModelError, match=r"no tokenizer\.json") as exc:
+        resolve_model(str(tmp_path))
+    assert "save_pretrained" in exc.value.hint

@@ -1,0 +1,24 @@
+"""vocabrisk: which output-head rows a corpus will starve, and how much forgetting that risks."""
+
+from vocabrisk._version import __version__
+from vocabrisk.counting import SpecialTokenPolicy, TokenCounts
+from vocabrisk.errors import InputError, ModelError, ProfileError, VocabriskError
+from vocabrisk.profile import Profile
+from vocabrisk.risk import TrainingPlan
+from vocabrisk.scan import load_model, scan
+from vocabrisk.summary import Summary
+
+__all__ = [
+    "InputError",
+    "ModelError",
+    "Profile",
+    "ProfileError",
+    "SpecialTokenPolicy",
+    "Summary",
+    "TokenCounts",
+    "TrainingPlan",
+    "VocabriskError",
+    "__version__",
+    "load_model",
+    "scan",
+]

@@ -1,0 +1,72 @@
+"""The values that corpus discovery and reading hand out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from vocabrisk.errors import InputError
+
+FORMATS = ("text", "jsonl", "json", "parquet", "csv", "tsv", "arrow", "hf_dataset")
+# hf_dataset is recognised from a folder's state.json; it cannot be forced on a file.
+FORCEABLE_FORMATS = FORMATS[:-1]
+TEXT_UNITS = ("file", "line", "paragraph")
+
+
+@dataclass(frozen=True)
+class Source:
+    """One input to read: a file, a saved dataset folder, or "-" for standard input."""
+
+    path: str
+    format: str
+    compression: str | None
+    size: int | None
+
+
+@dataclass(frozen=True)
+class Document:
+    """One text to count, with where it came from."""
+
+    text: str
+    source: str
+    locator: str
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A part of the input that was not read: where, what was wrong and what to do."""
+
+    source: str
+    locator: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How to get text out of the inputs.
+
+    text_fields: field or column names (dotted paths walk nested JSON objects); with
+    several, the values of a record are joined with "\\n". text_unit: what one document
+    of a text file is. input_format: read every input as this format.
+    """
+
+    text_fields: tuple[str, ...] = ("text",)
+    text_unit: str = "file"
+    input_format: str | None = None
+
+    def __post_init__(self) -> None:
+        # A bare string would otherwise be taken as a tuple of one-letter field names.
+        fields = self.text_fields
+        fields = (fields,) if isinstance(fields, str) else tuple(fields)
+        object.__setattr__(self, "text_fields", fields)
+        if not fields or not all(fields):
+            raise InputError("no text field given", hint="name one with --text-field")
+        if self.text_unit not in TEXT_UNITS:
+            raise InputError(
+                f"unknown text unit {self.text_unit!r}",
+                hint=f"use one of: {', '.join(TEXT_UNITS)}",
+            )
+        if self.input_format is not None and self.input_format not in FORCEABLE_FORMATS:
+            raise InputError(
+                f"unknown input format {self.input_format!r}",
+                hint=f"use one of: {', '.join(FORCEABLE_FORMATS)}; saved datasets are recognised from their folder",
+            )

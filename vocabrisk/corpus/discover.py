@@ -1,0 +1,226 @@
+"""Turn command-line inputs (files, folders, globs, "-") into sources to read."""
+
+from __future__ import annotations
+
+import glob
+import os
+import stat
+from collections.abc import Sequence
+
+from vocabrisk.corpus import hf_dataset
+from vocabrisk.corpus.compression import COMPRESSION_BY_EXTENSION, split_compression
+from vocabrisk.corpus.datatypes import FORCEABLE_FORMATS, ReadOptions, Skipped, Source
+from vocabrisk.errors import InputError
+
+FORMAT_BY_EXTENSION = {
+    ".txt": "text",
+    ".md": "text",
+    ".rst": "text",
+    ".text": "text",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "json",
+    ".parquet": "parquet",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".arrow": "arrow",
+    ".feather": "arrow",
+}
+_SUPPORTED = f"supported: {' '.join(FORMAT_BY_EXTENSION)}, optionally compressed {' '.join(COMPRESSION_BY_EXTENSION)}"
+_FORMAT_HINT = f"name the format with --input-format ({', '.join(FORCEABLE_FORMATS)})"
+DEFAULT_OPTIONS = ReadOptions()
+# Formats pyarrow must seek in, so they cannot come through a pipe.
+_SEEKING_FORMATS = ("parquet", "arrow")
+
+
+def discover(inputs: Sequence[str], options: ReadOptions = DEFAULT_OPTIONS) -> tuple[list[Source], list[Skipped]]:
+    """Sources for `inputs`, in order and without duplicates, plus the files passed over.
+
+    Folders are walked recursively in sorted order, skipping hidden entries; a folder
+    saved by `datasets.save_to_disk` is one "hf_dataset" source (one per split of a
+    dataset dict). Globs are expanded with `**` matching subfolders. Raises InputError
+    for a missing path, a glob matching nothing, an explicitly named file of unknown
+    type, or when nothing readable is found at all.
+    """
+    found = _Found()
+    for given in inputs:
+        _add_input(given, options, found)
+    if not found.sources:
+        raise InputError(
+            f"no readable files in {', '.join(inputs) or 'the inputs given'}",
+            hint=_nothing_found_hint(found.skipped),
+        )
+    return found.sources, found.skipped
+
+
+class _Found:
+    """Sources and skips collected so far, each kept once whatever path reached it."""
+
+    def __init__(self) -> None:
+        self.sources: list[Source] = []
+        self.skipped: list[Skipped] = []
+        self.walked: dict[str, int] = {}  # readable files under each real folder path
+        self._seen: set[tuple[str, str]] = set()
+
+    def add_source(self, source: Source) -> None:
+        if self._first_time(source.path, ""):
+            self.sources.append(source)
+
+    def skip(self, skipped: Skipped) -> None:
+        if self._first_time(skipped.source, skipped.locator):
+            self.skipped.append(skipped)
+
+    def _first_time(self, path: str, locator: str) -> bool:
+        key = (path if path == "-" else os.path.realpath(path), locator)
+        if key in self._seen:
+            return False
+        self._seen.add(key)
+        return True
+
+
+def _add_input(given: str, options: ReadOptions, found: _Found) -> None:
+    if given == "-":
+        found.add_source(_stdin_source(options))
+    elif os.path.isdir(given):
+        _walk(given, options, found)
+    elif os.path.exists(given):
+        found.add_source(_named_file(given, options))
+    elif glob.has_magic(given):
+        _add_glob(given, options, found)
+    else:
+        raise InputError(
+            f"input not found: {given}",
+            hint="check the path; use '-' to read standard input",
+        )
+
+
+def _stdin_source(options: ReadOptions) -> Source:
+    fmt = options.input_format or "text"
+    if fmt in _SEEKING_FORMATS:
+        raise InputError(
+            f"{fmt} cannot be read from standard input",
+            hint="save it to a file and pass the file's path",
+        )
+    return Source("-", fmt, None, None)
+
+
+def _add_glob(pattern: str, options: ReadOptions, found: _Found) -> None:
+    matches = sorted(glob.glob(pattern, recursive=True))
+    if not matches:
+        raise InputError(
+            f"no files match {pattern}",
+            hint="check the pattern; '**' matches any depth of folders, as in 'data/**/*.jsonl'",
+        )
+    for match in matches:
+        if os.path.isdir(match):
+            _walk(match, options, found)
+        else:
+            _folder_file(match, options, found)
+
+
+def _walk(folder: str, options: ReadOptions, found: _Found) -> int:
+    """Add the readable files under `folder` (once per real folder); returns their number."""
+    real = os.path.realpath(folder)
+    if real not in found.walked:
+        found.walked[real] = 0  # already there should a symlink lead back while walking
+        found.walked[real] = _walk_new(folder, options, found)
+    return found.walked[real]
+
+
+def _walk_new(folder: str, options: ReadOptions, found: _Found) -> int:
+    datasets = _add_dataset(folder, found)
+    if datasets is not None:
+        return datasets
+    try:
+        entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+    except OSError as exc:
+        reason = f"cannot list the folder: {exc.strerror}; check its permissions"
+        found.skip(Skipped(folder, "folder", reason))
+        return 0
+    readable = 0
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir():
+            readable += _walk(entry.path, options, found)
+        elif entry.is_file():
+            readable += _folder_file(entry.path, options, found)
+    if not readable:
+        found.skip(Skipped(folder, "folder", f"no readable files in this folder ({_SUPPORTED})"))
+    return readable
+
+
+def _add_dataset(folder: str, found: _Found) -> int | None:
+    """Add the folder as saved dataset source(s) if it is one and return how many;
+    None if it is not one."""
+    if hf_dataset.dataset_files(folder) is not None:
+        found.add_source(_dataset_source(folder))
+        return 1
+    splits = hf_dataset.split_folders(folder)
+    if splits is None:
+        return None
+    readable = [split for split in splits if hf_dataset.dataset_files(split) is not None]
+    for split in splits:
+        if split in readable:
+            found.add_source(_dataset_source(split))
+        else:
+            reason = (
+                "a split named in dataset_dict.json holds no saved dataset (state.json"
+                " listing .arrow files); save the dataset again"
+            )
+            found.skip(Skipped(split, "folder", reason))
+    return len(readable)
+
+
+def _dataset_source(folder: str) -> Source:
+    size = hf_dataset.total_size(hf_dataset.dataset_files(folder) or [])
+    return Source(folder, "hf_dataset", None, size)
+
+
+def _folder_file(path: str, options: ReadOptions, found: _Found) -> bool:
+    """Add a file met in a folder or glob; one of unknown type is skipped, not fatal.
+
+    Returns whether the file is readable."""
+    fmt, compression, extension = _guess(path)
+    fmt = options.input_format or fmt
+    if fmt is None:
+        reason = f"unsupported file type {extension}; {_SUPPORTED}; use --input-format to read it anyway"
+        found.skip(Skipped(path, "file", reason))
+        return False
+    found.add_source(Source(path, fmt, compression, _size(path)))
+    return True
+
+
+def _named_file(path: str, options: ReadOptions) -> Source:
+    fmt, compression, extension = _guess(path)
+    fmt = options.input_format or fmt
+    if fmt is None:
+        raise InputError(
+            f"cannot tell the format of {path} from its extension {extension}",
+            hint=_FORMAT_HINT,
+        )
+    return Source(path, fmt, compression, _size(path))
+
+
+def _guess(path: str) -> tuple[str | None, str | None, str]:
+    """(format, compression, extension as shown to the user) from the file name."""
+    stem, compression = split_compression(os.path.basename(path))
+    extension = os.path.splitext(stem)[1].lower()
+    shown = os.path.basename(path)[len(stem) - len(extension) :]
+    return FORMAT_BY_EXTENSION.get(extension), compression, f"'{shown}'" if shown else "(none)"
+
+
+def _size(path: str) -> int | None:
+    """Bytes on disk of a regular file; None for pipes and devices, such as /dev/stdin."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return status.st_size if stat.S_ISREG(status.st_mode) else None
+
+
+def _nothing_found_hint(skipped: list[Skipped]) -> str:
+    files = [item for item in skipped if item.locator == "file"]
+    if not files:
+        return f"the folders hold no files ({_SUPPORTED}; hidden files are ignored)"
+    return f"{len(files)} file(s) passed over, e.g. {files[0].source}: {files[0].reason}"

@@ -1,0 +1,90 @@
+"""Stream the documents of one source, turning read failures into `Skipped`."""
+
+from __future__ import annotations
+
+import csv
+import lzma
+import zlib
+from collections.abc import Callable, Iterator
+
+import pyarrow as pa
+import zstandard
+
+from vocabrisk.corpus.columnar import read_arrow, read_hf_dataset, read_parquet
+from vocabrisk.corpus.compression import open_stream
+from vocabrisk.corpus.datatypes import Document, ReadOptions, Skipped, Source
+from vocabrisk.corpus.delimited import read_delimited
+from vocabrisk.corpus.json_records import read_json, read_jsonl
+from vocabrisk.corpus.progress import ByteTally, Position
+from vocabrisk.corpus.text import read_text
+
+_STREAM_READERS = {
+    "text": read_text,
+    "jsonl": read_jsonl,
+    "json": read_json,
+    "csv": read_delimited,
+    "tsv": read_delimited,
+}
+_FILE_READERS = {"parquet": read_parquet, "arrow": read_arrow, "hf_dataset": read_hf_dataset}
+# Failures of the data rather than of this code: each ends the source with a Skipped.
+_READ_ERRORS = (
+    OSError,
+    EOFError,
+    zlib.error,
+    lzma.LZMAError,
+    zstandard.ZstdError,
+    pa.ArrowException,
+    csv.Error,
+)
+
+
+def read_source(
+    source: Source, options: ReadOptions, on_bytes: Callable[[int], None] | None = None
+) -> Iterator[Document | Skipped]:
+    """Yield the documents of `source`, and a `Skipped` for each part that is unusable.
+
+    Never raises for bad data: when reading fails part-way (a truncated download, a
+    corrupt file, no permission) the documents already yielded stay valid and a final
+    `Skipped` says where it stopped. `on_bytes(n)` is called as n more bytes of the file
+    on disk (or stdin) are consumed; once the source is exhausted, read to its end or
+    given up on, the calls add up to its size.
+    """
+    position, tally = Position(), ByteTally(on_bytes)
+    compression = source.compression
+    try:
+        if source.format in _FILE_READERS:
+            yield from _FILE_READERS[source.format](source, options, position, tally)
+        else:
+            with open_stream(source, tally) as (stream, compression):
+                yield from _STREAM_READERS[source.format](stream, source, options, position)
+    except _READ_ERRORS as exc:
+        reason = f"{_describe(exc, source.format, compression)}; {position.counted()}"
+        yield Skipped(source.path, position.locator(), f"{reason}; {_remedy(exc, compression)}")
+    # The rest of a file given up on counts as done, so that progress reaches its end.
+    tally.reach(source.size or 0)
+
+
+def _describe(exc: BaseException, fmt: str, compression: str | None) -> str:
+    if isinstance(exc, PermissionError):
+        return "cannot open: permission denied"
+    if isinstance(exc, EOFError):
+        return f"truncated {compression} stream: {exc}" if compression else f"unexpected end of file: {exc}"
+    if isinstance(exc, pa.ArrowException):
+        return f"not a readable {fmt} file: {exc}"
+    if isinstance(exc, csv.Error):
+        return f"{fmt.upper()} parse error: {exc}"
+    if compression and not isinstance(exc, FileNotFoundError):
+        return f"corrupt {compression} stream: {exc}"
+    return f"cannot read: {getattr(exc, 'strerror', None) or exc}"
+
+
+def _remedy(exc: BaseException, compression: str | None) -> str:
+    if isinstance(exc, PermissionError):
+        return "make the file readable or leave it out"
+    if isinstance(exc, pa.ArrowException):
+        return "check the file is complete; use --input-format if its extension is wrong"
+    if isinstance(exc, csv.Error):
+        return "check the file's quoting"
+    if compression or isinstance(exc, EOFError):
+        return "re-download or re-compress the file"
+    return "check the file"

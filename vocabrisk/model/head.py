@@ -1,0 +1,170 @@
+"""Find and read a model's output-embedding matrix (lm_head), and nothing else.
+
+Only safetensors headers are parsed to find the head; the matrix itself is memory-mapped
+from its shard, so reading the head of a 70B checkpoint costs the head's size, not the
+model's. Pickle checkpoints (`.bin`, `.pt`) can run code when loaded and are refused
+unless the caller opts in.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from vocabrisk.errors import ModelError
+from vocabrisk.model.resolve import ModelFiles
+
+# Names differ across families; suffixes cover prefixes such as `model.` or `language_model.`.
+HEAD_SUFFIXES = ("lm_head.weight", "embed_out.weight", "output_layer.weight")
+HEAD_EXACT = ("output.weight",)
+EMBEDDING_SUFFIXES = (
+    "embed_tokens.weight",
+    "wte.weight",
+    "embed_in.weight",
+    "word_embeddings.weight",
+    "tok_embeddings.weight",
+)
+ENCODER_TYPES = {
+    "bert",
+    "roberta",
+    "distilbert",
+    "albert",
+    "electra",
+    "deberta",
+    "deberta-v2",
+    "xlm-roberta",
+    "mpnet",
+    "camembert",
+    "modernbert",
+}
+
+_NUMPY_DTYPES = {"F32": np.float32, "F16": np.float16, "F64": np.float64}
+_DTYPE_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2}
+
+
+@dataclass(frozen=True)
+class HeadInfo:
+    """Where the head lives and what shape it has; `tied` when it is the input embedding."""
+
+    tensor: str
+    file: str  # path of the safetensors file holding it
+    rows: int
+    hidden: int
+    dtype: str  # safetensors dtype code: F32, F16, BF16, F64
+    tied: bool
+    data_offset: int  # absolute byte offset of the matrix in `file`
+
+    @property
+    def nbytes(self) -> int:
+        return self.rows * self.hidden * _DTYPE_BYTES[self.dtype]
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def read_safetensors_header(path: Path) -> tuple[dict, int]:
+    """The JSON header of a safetensors file and the offset where its data starts.
+
+    The format is 8 bytes (little-endian length) + JSON; reading it directly gives the byte
+    offsets needed to memory-map one tensor, and bf16, which numpy cannot load through the
+    safetensors API.
+    """
+    try:
+        with path.open("rb") as fh:
+            (length,) = struct.unpack("<Q", fh.read(8))
+            if length > 100_000_000:
+                raise ValueError("header length is implausible")
+            header = json.loads(fh.read(length))
+    except (OSError, struct.error, ValueError) as exc:
+        raise ModelError(f"{path}: not a readable safetensors file ({exc})", hint="re-download the weights") from exc
+    return header, 8 + length
+
+
+def _weight_files(folder: Path) -> list[Path]:
+    index = folder / "model.safetensors.index.json"
+    if index.exists():
+        try:
+            weight_map = json.loads(index.read_text(encoding="utf-8"))["weight_map"]
+        except (OSError, KeyError, json.JSONDecodeError) as exc:
+            raise ModelError(f"{index}: unreadable shard index ({exc})", hint="re-download the model") from exc
+        return [folder / name for name in sorted(set(weight_map.values()))]
+    return sorted(folder.glob("*.safetensors"))
+
+
+def _find(names: list[str], exact: tuple[str, ...], suffixes: tuple[str, ...]) -> str | None:
+    for name in names:
+        if name in exact or name.endswith(suffixes):
+            return name
+    return None
+
+
+def locate_head(model: ModelFiles, *, allow_pickle: bool = False) -> tuple[HeadInfo | None, str | None]:
+    """Locate the head of a model folder. Returns (info, note); info is None with a note saying why."""
+    config = model.config or {}
+    if config.get("model_type") in ENCODER_TYPES and not any(
+        a.endswith(("CausalLM", "LMHeadModel")) for a in config.get("architectures") or []
+    ):
+        return None, f"{config.get('model_type')} is an encoder with no causal output head; counts only"
+    files = _weight_files(model.folder)
+    if not files:
+        pickles = [p.name for p in model.folder.glob("*.bin")] + [p.name for p in model.folder.glob("*.pt")]
+        if pickles and not allow_pickle:
+            raise ModelError(
+                f"{model.folder}: weights only as pickle ({', '.join(pickles)}), which can run code when loaded",
+                hint="convert them to safetensors, or pass --allow-pickle if you trust the source",
+            )
+        if pickles:
+            raise ModelError(
+                f"{model.folder}: reading heads from pickle checkpoints is not supported yet",
+                hint="convert the weights to safetensors (`model.save_pretrained(dir, safe_serialization=True)`)",
+            )
+        return None, "no weights in the model folder (tokenizer only); counts only"
+    headers = []
+    for path in files:
+        header, data_start = read_safetensors_header(path)
+        headers.append((path, header, data_start))
+    all_names = [n for _, h, _ in headers for n in h if n != "__metadata__"]
+    head_name = _find(all_names, HEAD_EXACT, HEAD_SUFFIXES)
+    tied = head_name is None
+    if tied:
+        head_name = _find(all_names, (), EMBEDDING_SUFFIXES)
+        if head_name is None:
+            return None, "no output head or input embedding tensor found in the weights; counts only"
+        if config.get("tie_word_embeddings") is False:
+            raise ModelError(
+                f"{model.folder}: config says the head is not tied, but no head tensor is in the weights",
+                hint="the checkpoint looks incomplete; re-download it",
+            )
+    for path, header, data_start in headers:
+        if head_name in header:
+            entry = header[head_name]
+            if len(entry["shape"]) != 2 or entry["dtype"] not in _DTYPE_BYTES:
+                raise ModelError(
+                    f"{path}: tensor {head_name} has shape {entry['shape']} and dtype {entry['dtype']}",
+                    hint="vocabrisk reads 2-D F32/F16/BF16 heads; quantized checkpoints are not supported",
+                )
+            rows, hidden = entry["shape"]
+            return HeadInfo(
+                tensor=head_name,
+                file=str(path),
+                rows=int(rows),
+                hidden=int(hidden),
+                dtype=entry["dtype"],
+                tied=tied,
+                data_offset=data_start + int(entry["data_offsets"][0]),
+            ), None
+    raise AssertionError("unreachable: head name came from a header")
+
+
+def read_head(info: HeadInfo, rows: slice | None = None) -> np.ndarray:
+    """The head matrix (or a slice of rows) as float32, memory-mapped from its shard."""
+    raw_dtype = np.uint16 if info.dtype == "BF16" else _NUMPY_DTYPES[info.dtype]
+    matrix = np.memmap(info.file, dtype=raw_dtype, mode="r", offset=info.data_offset, shape=(info.rows, info.hidden))
+    block = matrix[rows] if rows is not None else matrix
+    if info.dtype == "BF16":
+        return (block.astype(np.uint32) << 16).view(np.float32)
+    return np.asarray(block, dtype=np.float32)

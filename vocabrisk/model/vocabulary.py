@@ -1,0 +1,211 @@
+"""What a tokenizer's vocabulary is, read from its `tokenizer.json`.
+
+The `tokenizers` runtime (especially its 1.0 engine) exposes almost nothing about the
+vocabulary, so the id → piece table, the special and added tokens, the pipeline kind and
+the fingerprint come straight from the file that defines them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from vocabrisk.errors import ModelError
+
+_VISIBLE = {" ": "␣", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+_BYTE_FALLBACK = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")
+
+
+def _bytes_to_unicode() -> dict[str, int]:
+    """GPT-2's byte ↔ printable-character table, inverted: character → byte."""
+    printable = (
+        list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    )
+    chars = printable[:]
+    extra = 0
+    for b in range(256):
+        if b not in printable:
+            printable.append(b)
+            chars.append(256 + extra)
+            extra += 1
+    return {chr(c): b for b, c in zip(printable, chars, strict=True)}
+
+
+_BYTE_LEVEL_DECODE = _bytes_to_unicode()
+
+
+def _contains_type(node: object, type_name: str) -> bool:
+    """Whether a pipeline component (possibly a Sequence of them) includes `type_name`."""
+    if isinstance(node, dict):
+        if node.get("type") == type_name:
+            return True
+        return any(_contains_type(v, type_name) for v in node.values())
+    if isinstance(node, list):
+        return any(_contains_type(v, type_name) for v in node)
+    return False
+
+
+@dataclass(frozen=True)
+class AddedToken:
+    id: int
+    content: str
+    special: bool
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """The pieces of a tokenizer, by id, and what its pipeline does to text."""
+
+    path: Path
+    model_type: str  # "BPE" | "Unigram" | "WordPiece" | "WordLevel"
+    pieces: tuple[str | None, ...]  # index = token id; None for ids no piece maps to
+    added: tuple[AddedToken, ...]
+    scores: tuple[float, ...] | None  # Unigram log-probabilities, else None
+    merge_ranks: dict[int, int] | None  # BPE: token id → index of the merge that makes it
+    byte_level: bool
+    metaspace: str | None  # the replacement character for spaces, if any ("▁")
+    continuing_prefix: str | None  # WordPiece's "##"
+    fingerprint: str
+    truncation: dict | None  # as configured in the file; counting always disables it
+    padding: dict | None
+
+    @property
+    def size(self) -> int:
+        return len(self.pieces)
+
+    @cached_property
+    def special_ids(self) -> frozenset[int]:
+        return frozenset(t.id for t in self.added if t.special)
+
+    @cached_property
+    def added_ids(self) -> frozenset[int]:
+        return frozenset(t.id for t in self.added)
+
+    def id_of(self, content: str) -> int | None:
+        for token in self.added:
+            if token.content == content:
+                return token.id
+        try:
+            return self.pieces.index(content)
+        except ValueError:
+            return None
+
+    def is_byte_fallback(self, token_id: int) -> bool:
+        """Whether the token is a SentencePiece byte-fallback piece such as `<0xE3>`."""
+        piece = self.pieces[token_id]
+        return not self.byte_level and piece is not None and _BYTE_FALLBACK.match(piece) is not None
+
+    def surface(self, token_id: int) -> bytes | None:
+        """The bytes a token stands for in text, or None for special tokens and holes.
+
+        Byte-level pieces are mapped back through GPT-2's byte table, byte-fallback pieces
+        (`<0xE3>`) become their byte, and the metaspace character becomes a space, so
+        that tokens of every tokenizer can be grouped by the script of their text.
+        """
+        piece = self.pieces[token_id]
+        if piece is None or token_id in self.special_ids:
+            return None
+        if token_id in self.added_ids:
+            return piece.encode("utf-8")
+        if self.byte_level:
+            try:
+                return bytes(_BYTE_LEVEL_DECODE[c] for c in piece)
+            except KeyError:
+                return piece.encode("utf-8")
+        match = _BYTE_FALLBACK.match(piece)
+        if match:
+            return bytes([int(match.group(1), 16)])
+        if self.continuing_prefix and piece.startswith(self.continuing_prefix) and piece != self.continuing_prefix:
+            piece = piece[len(self.continuing_prefix) :]
+        if self.metaspace:
+            piece = piece.replace(self.metaspace, " ")
+        return piece.encode("utf-8")
+
+    def readable(self, token_id: int) -> str:
+        """A short display form: special tokens as is, text with visible whitespace."""
+        piece = self.pieces[token_id]
+        if piece is None:
+            return f"<unused {token_id}>"
+        raw = self.surface(token_id)
+        if raw is None:
+            return piece
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return "<bytes " + raw.hex(" ") + ">"
+        return "".join(_VISIBLE.get(c) or (c if c.isprintable() else f"\\x{ord(c):02x}") for c in text)
+
+
+def _fingerprint(spec: dict) -> str:
+    """Hash of the encoding pipeline, ignoring truncation and padding (counting disables both)."""
+    canonical = {k: v for k, v in spec.items() if k not in ("truncation", "padding")}
+    blob = json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def _pieces_and_scores(model: dict) -> tuple[dict[int, str], list[float] | None]:
+    vocab = model.get("vocab")
+    if isinstance(vocab, list):  # Unigram: [[piece, score], ...] in id order
+        return {i: entry[0] for i, entry in enumerate(vocab)}, [float(e[1]) for e in vocab]
+    if isinstance(vocab, dict):
+        return {int(i): piece for piece, i in vocab.items()}, None
+    raise ModelError(
+        "tokenizer.json has no readable model.vocab", hint="re-save it with `tokenizers` or `transformers`"
+    )
+
+
+def _merge_ranks(model: dict, piece_to_id: dict[str, int]) -> dict[int, int]:
+    ranks: dict[int, int] = {}
+    for rank, merge in enumerate(model.get("merges") or []):
+        left, right = merge.split(" ", 1) if isinstance(merge, str) else merge
+        token_id = piece_to_id.get(left + right)
+        if token_id is not None and token_id not in ranks:
+            ranks[token_id] = rank
+    return ranks
+
+
+def load_vocabulary(tokenizer_json: Path) -> Vocabulary:
+    """Read a `tokenizer.json` into a `Vocabulary`; raise `ModelError` with a hint on failure."""
+    try:
+        spec = json.loads(tokenizer_json.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelError(f"{tokenizer_json}: cannot read tokenizer file: {exc}") from exc
+    model = spec.get("model") or {}
+    model_type = model.get("type") or ("Unigram" if isinstance(model.get("vocab"), list) else None)
+    if model_type is None:
+        model_type = "WordPiece" if "continuing_subword_prefix" in model and "merges" not in model else "BPE"
+    by_id, scores = _pieces_and_scores(model)
+    added = tuple(
+        AddedToken(int(t["id"]), t["content"], bool(t.get("special"))) for t in spec.get("added_tokens") or []
+    )
+    for token in added:
+        by_id[token.id] = token.content
+    size = max(by_id) + 1 if by_id else 0
+    pieces = tuple(by_id.get(i) for i in range(size))
+    merge_ranks = None
+    if model_type == "BPE":
+        merge_ranks = _merge_ranks(model, {p: i for i, p in by_id.items()})
+    metaspace = None
+    for component in (spec.get("pre_tokenizer"), spec.get("normalizer"), spec.get("decoder")):
+        text = json.dumps(component or {}, ensure_ascii=False)
+        if "▁" in text:
+            metaspace = "▁"
+    return Vocabulary(
+        path=tokenizer_json,
+        model_type=model_type,
+        pieces=pieces,
+        added=added,
+        scores=tuple(scores) if scores is not None else None,
+        merge_ranks=merge_ranks,
+        byte_level=_contains_type(spec.get("pre_tokenizer"), "ByteLevel")
+        or _contains_type(spec.get("decoder"), "ByteLevel"),
+        metaspace=metaspace,
+        continuing_prefix=model.get("continuing_subword_prefix") if model_type == "WordPiece" else None,
+        fingerprint=_fingerprint(spec),
+        truncation=spec.get("truncation"),
+        padding=spec.get("padding"),
+    )

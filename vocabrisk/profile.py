@@ -1,0 +1,221 @@
+"""The vocabulary-deficiency profile: a corpus's token counts against one model, plus metadata.
+
+A profile is what later stages read (risk, rank, diff, gate, report), so it is saved as a
+folder that loads back without rescanning:
+
+- `tokens.parquet`: one row per token id (`token_id`, `token`, `group`, `special`, `count`, `prior`);
+- `profile.json`: everything needed to reproduce and compare it (tokenizer fingerprint,
+  model and head, counting policy, read options, sources, skips, tool version).
+
+Profiles of the same tokenizer and policy add, which is how shards and workers merge.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from vocabrisk._version import __version__
+from vocabrisk.counting.counts import TokenCounts
+from vocabrisk.errors import ProfileError
+
+PROFILE_JSON = "profile.json"
+TOKENS_PARQUET = "tokens.parquet"
+FORMAT_VERSION = 1
+
+
+@dataclass
+class Profile:
+    counts: TokenCounts
+    tokens: list[str]  # readable form of each token id
+    groups: np.ndarray  # group name of each token id (object array of str)
+    special: np.ndarray  # bool per token id: special tokens are not vocabulary a corpus can cover
+    prior: np.ndarray  # how much the base model relies on each token (sums to 1)
+    prior_source: str  # how the prior was made, e.g. "tokenizer" or "reference: PATH"
+    tokenizer: dict  # fingerprint, path, model_type, vocab_size
+    model: dict  # name, head (dict or None), head_note
+    policy: dict
+    read_options: dict
+    sources: list[dict] = field(default_factory=list)  # path, format, size, documents, skipped
+    skipped: int = 0
+    skipped_examples: list[dict] = field(default_factory=list)
+    tool_version: str = __version__
+
+    # ---- what the profile says -------------------------------------------------------
+    @property
+    def vocab_size(self) -> int:
+        return int(self.counts.counts.size)
+
+    @property
+    def documents(self) -> int:
+        return self.counts.documents
+
+    @property
+    def text_bytes(self) -> int:
+        return self.counts.text_bytes
+
+    @property
+    def total_tokens(self) -> int:
+        return self.counts.tokens
+
+    @property
+    def coverable(self) -> np.ndarray:
+        """Rows a corpus can reach through text: not special tokens, not unused ids."""
+        return ~self.special & (self.groups != "unused ids")
+
+    @property
+    def shares(self) -> np.ndarray:
+        total = self.total_tokens
+        return self.counts.counts / total if total else np.zeros(self.vocab_size)
+
+    def used_rows(self) -> int:
+        return int(((self.counts.counts > 0) & self.coverable).sum())
+
+    def absent_rows(self) -> np.ndarray:
+        return (self.counts.counts == 0) & self.coverable
+
+    # ---- combining -------------------------------------------------------------------
+    def __add__(self, other: Profile) -> Profile:
+        self.check_compatible(other)
+        return Profile(
+            counts=self.counts + other.counts,
+            tokens=self.tokens,
+            groups=self.groups,
+            special=self.special,
+            prior=self.prior,
+            prior_source=self.prior_source,
+            tokenizer=self.tokenizer,
+            model=self.model,
+            policy=self.policy,
+            read_options=self.read_options,
+            sources=self.sources + other.sources,
+            skipped=self.skipped + other.skipped,
+            skipped_examples=(self.skipped_examples + other.skipped_examples)[:MAX_SKIP_EXAMPLES],
+        )
+
+    def check_compatible(self, other: Profile) -> None:
+        if self.tokenizer["fingerprint"] != other.tokenizer["fingerprint"]:
+            raise ProfileError(
+                "profiles were counted with different tokenizers "
+                f"({self.tokenizer.get('name')} vs {other.tokenizer.get('name')})",
+                hint="scan both corpora with the same --model",
+            )
+        if self.policy != other.policy:
+            raise ProfileError(
+                f"profiles were counted under different special-token policies ({self.policy} vs {other.policy})",
+                hint="rescan with the same --bos/--eos options",
+            )
+
+    # ---- persistence -----------------------------------------------------------------
+    def metadata(self) -> dict:
+        return {
+            "format_version": FORMAT_VERSION,
+            "tool_version": self.tool_version,
+            "tokenizer": self.tokenizer,
+            "model": self.model,
+            "policy": self.policy,
+            "prior_source": self.prior_source,
+            "read_options": self.read_options,
+            "documents": self.documents,
+            "text_bytes": self.text_bytes,
+            "tokens": self.total_tokens,
+            "vocab_size": self.vocab_size,
+            "used_rows": self.used_rows(),
+            "absent_rows": int(self.absent_rows().sum()),
+            "skipped": self.skipped,
+            "skipped_examples": self.skipped_examples,
+            "sources": self.sources,
+        }
+
+    def save(self, folder: Path | str) -> Path:
+        """Write the profile folder atomically: a reader never sees a half-written profile."""
+        folder = Path(folder)
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+        try:
+            table = pa.table(
+                {
+                    "token_id": pa.array(np.arange(self.vocab_size), pa.int64()),
+                    "token": pa.array(self.tokens, pa.string()),
+                    "group": pa.array(list(self.groups), pa.string()),
+                    "special": pa.array(self.special, pa.bool_()),
+                    "count": pa.array(self.counts.counts, pa.int64()),
+                    "prior": pa.array(self.prior, pa.float64()),
+                }
+            )
+            pq.write_table(table, staging / TOKENS_PARQUET)
+            (staging / PROFILE_JSON).write_text(json.dumps(self.metadata(), indent=2, ensure_ascii=False) + "\n")
+            _replace_folder(staging, folder)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        return folder
+
+    @classmethod
+    def load(cls, folder: Path | str) -> Profile:
+        folder = Path(folder)
+        meta_path, table_path = folder / PROFILE_JSON, folder / TOKENS_PARQUET
+        if not meta_path.exists() or not table_path.exists():
+            raise ProfileError(
+                f"{folder}: not a vocabrisk profile (needs {PROFILE_JSON} and {TOKENS_PARQUET})",
+                hint="create one with `vocabrisk scan CORPUS --model MODEL --out DIR`",
+            )
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            table = pq.read_table(table_path).to_pydict()
+        except (OSError, ValueError, pa.ArrowException) as exc:
+            raise ProfileError(f"{folder}: profile is corrupt ({exc})", hint="scan the corpus again") from exc
+        if meta.get("format_version") != FORMAT_VERSION:
+            raise ProfileError(
+                f"{folder}: profile format {meta.get('format_version')} is not {FORMAT_VERSION}",
+                hint="rescan with this version of vocabrisk",
+            )
+        counts = np.asarray(table["count"], dtype=np.int64)
+        return cls(
+            counts=TokenCounts(counts, documents=meta["documents"], text_bytes=meta["text_bytes"]),
+            tokens=list(table["token"]),
+            groups=np.asarray(table["group"], dtype=object),
+            special=np.asarray(table["special"], dtype=bool),
+            prior=np.asarray(table["prior"], dtype=np.float64),
+            prior_source=meta["prior_source"],
+            tokenizer=meta["tokenizer"],
+            model=meta["model"],
+            policy=meta["policy"],
+            read_options=meta["read_options"],
+            sources=meta["sources"],
+            skipped=meta["skipped"],
+            skipped_examples=meta["skipped_examples"],
+            tool_version=meta["tool_version"],
+        )
+
+
+MAX_SKIP_EXAMPLES = 20
+
+
+def is_profile(path: Path | str) -> bool:
+    path = Path(path)
+    return path.is_dir() and (path / PROFILE_JSON).exists()
+
+
+def _replace_folder(staging: Path, target: Path) -> None:
+    """Move a finished folder into place; an existing profile there is replaced, never mixed."""
+    if target.exists():
+        if not is_profile(target) and any(target.iterdir()):
+            raise ProfileError(
+                f"{target}: exists and is not a vocabrisk profile; refusing to overwrite it",
+                hint="choose an empty or new --out folder",
+            )
+        old = target.with_name(f".{target.name}.old-{os.getpid()}")
+        target.rename(old)
+        staging.rename(target)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        staging.rename(target)
