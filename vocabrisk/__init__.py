@@ -1,6 +1,8 @@
 """vocabrisk: which output-head rows a corpus will starve, and how much forgetting that risks."""
 
 from vocabrisk._version import __version__
+from vocabrisk.advice import Advice, advise
+from vocabrisk.compare import diff, rank
 from vocabrisk.counting import SpecialTokenPolicy, TokenCounts
 from vocabrisk.errors import InputError, ModelError, ProfileError, VocabriskError
 from vocabrisk.profile import Profile
@@ -9,6 +11,7 @@ from vocabrisk.scan import load_model, scan
 from vocabrisk.summary import Summary
 
 __all__ = [
+    "Advice",
     "InputError",
     "ModelError",
     "Profile",
@@ -19,6 +22,9 @@ __all__ = [
     "TrainingPlan",
     "VocabriskError",
     "__version__",
+    "advise",
+    "diff",
     "load_model",
+    "rank",
     "scan",
 ]

@@ -68,7 +68,7 @@ def classify_text(text: str) -> str:
         for c in letters:
             s = _script(c)
             scripts[s] = scripts.get(s, 0) + 1
-        return "script: " + max(scripts, key=lambda k: (scripts[k], k))
+        return max(scripts, key=lambda k: (scripts[k], k))
     if all(c.isdigit() for c in stripped):
         return DIGITS
     if any(c in CODE_CHARS for c in stripped) and all(ord(c) < 128 for c in stripped):

@@ -3,7 +3,8 @@
 A profile is what later stages read (risk, rank, diff, gate, report), so it is saved as a
 folder that loads back without rescanning:
 
-- `tokens.parquet`: one row per token id (`token_id`, `token`, `group`, `special`, `count`, `prior`);
+- `tokens.parquet`: one row per token id (`token_id`, `token`, `group`, `special`, `count`, `prior`,
+  `reference_count`: the reference corpus's counts where the prior came from one);
 - `profile.json`: everything needed to reproduce and compare it (tokenizer fingerprint,
   model and head, counting policy, read options, sources, skips, tool version).
 
@@ -40,6 +41,7 @@ class Profile:
     special: np.ndarray  # bool per token id: special tokens are not vocabulary a corpus can cover
     prior: np.ndarray  # how much the base model relies on each token (sums to 1)
     prior_source: str  # how the prior was made, e.g. "tokenizer" or "reference: PATH"
+    reference_counts: np.ndarray | None  # the reference corpus's own counts, when the prior came from one
     tokenizer: dict  # fingerprint, path, model_type, vocab_size
     model: dict  # name, head (dict or None), head_note
     policy: dict
@@ -92,6 +94,7 @@ class Profile:
             special=self.special,
             prior=self.prior,
             prior_source=self.prior_source,
+            reference_counts=self.reference_counts,
             tokenizer=self.tokenizer,
             model=self.model,
             policy=self.policy,
@@ -149,6 +152,10 @@ class Profile:
                     "special": pa.array(self.special, pa.bool_()),
                     "count": pa.array(self.counts.counts, pa.int64()),
                     "prior": pa.array(self.prior, pa.float64()),
+                    "reference_count": pa.array(
+                        self.reference_counts if self.reference_counts is not None else [None] * self.vocab_size,
+                        pa.int64(),
+                    ),
                 }
             )
             pq.write_table(table, staging / TOKENS_PARQUET)
@@ -186,6 +193,9 @@ class Profile:
             special=np.asarray(table["special"], dtype=bool),
             prior=np.asarray(table["prior"], dtype=np.float64),
             prior_source=meta["prior_source"],
+            reference_counts=None
+            if table["reference_count"][0] is None
+            else np.asarray(table["reference_count"], dtype=np.int64),
             tokenizer=meta["tokenizer"],
             model=meta["model"],
             policy=meta["policy"],

@@ -75,13 +75,13 @@ class RiskResult:
     prior_source: str
 
 
-def assess(profile: Profile, prior: np.ndarray, plan: TrainingPlan, prior_source: str) -> RiskResult:
-    """Risk of fine-tuning on the profiled corpus, weighting rows by how much the base model uses them."""
+def assess(profile: Profile, plan: TrainingPlan, shares: np.ndarray | None = None) -> RiskResult:
+    """Risk of fine-tuning on the profiled corpus (or on `shares`, a what-if token distribution)."""
     coverable = profile.coverable
-    weights = np.where(coverable, prior, 0.0)
+    weights = np.where(coverable, profile.prior, 0.0)
     total = weights.sum()
     weights = weights / total if total > 0 else weights
-    row_exposure = np.where(coverable, exposure(profile.shares, plan), 0.0)
+    row_exposure = np.where(coverable, exposure(profile.shares if shares is None else shares, plan), 0.0)
     contribution = weights * row_exposure
     score = float(contribution.sum())
     return RiskResult(
@@ -92,5 +92,22 @@ def assess(profile: Profile, prior: np.ndarray, plan: TrainingPlan, prior_source
         contribution=contribution,
         starved=coverable & (row_exposure > STARVED_EXPOSURE),
         plan=plan,
-        prior_source=prior_source,
+        prior_source=profile.prior_source,
     )
+
+
+def never_seen_share(profile: Profile) -> float:
+    """Naive baseline: the share of coverable rows the corpus never contains."""
+    coverable = profile.coverable
+    return float(profile.absent_rows().sum() / max(int(coverable.sum()), 1))
+
+
+def unigram_kl(profile: Profile, smoothing: float = 0.5) -> float:
+    """Naive baseline: KL(prior || corpus unigram distribution), in nats, additively smoothed."""
+    coverable = profile.coverable
+    prior = np.where(coverable, profile.prior, 0.0)
+    prior = prior / prior.sum()
+    corpus = np.where(coverable, profile.counts.counts + smoothing, 0.0)
+    corpus = corpus / corpus.sum()
+    mask = prior > 0
+    return float(np.sum(prior[mask] * np.log(prior[mask] / corpus[mask])))

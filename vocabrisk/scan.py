@@ -12,22 +12,25 @@ import queue
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 
 from vocabrisk.corpus import Document, ReadOptions, Skipped, Source, discover, read_source
 from vocabrisk.counting import SpecialTokenPolicy, TokenCounter, TokenCounts
-from vocabrisk.errors import InputError, ModelError
+from vocabrisk.errors import InputError, ModelError, ProfileError
 from vocabrisk.groups import token_groups
 from vocabrisk.model import Vocabulary, load_vocabulary, locate_head, resolve_model
 from vocabrisk.model.resolve import ModelFiles
-from vocabrisk.prior import tokenizer_prior
+from vocabrisk.prior import counts_prior, tokenizer_prior
 from vocabrisk.profile import MAX_SKIP_EXAMPLES, Profile
 
 BATCH_BYTES = 1 << 20  # encode about 1 MiB of text per call: large enough to use every core
 BATCH_DOCUMENTS = 4096
 QUEUE_BATCHES = 4
+AUTO = "auto"
+BUNDLED_REFERENCE = "reference.txt.gz"
 
 
 class ScanProgress(Protocol):
@@ -47,6 +50,12 @@ class LoadedModel:
     vocab: Vocabulary
     head: dict | None
     head_note: str | None
+
+    @property
+    def bundled_reference(self) -> Path | None:
+        """A sample of the model's own pretraining distribution shipped with it (the demo model has one)."""
+        path = self.files.folder / BUNDLED_REFERENCE
+        return path if path.exists() else None
 
     @property
     def eos_id(self) -> int | None:
@@ -76,8 +85,14 @@ def scan(
     policy: SpecialTokenPolicy | None = None,
     strict: bool = False,
     progress: ScanProgress | None = None,
+    reference: Sequence[str] | Profile | str | None = AUTO,
 ) -> Profile:
     """Count every token of the corpora in `inputs` with the model's tokenizer.
+
+    `reference` is text in the base model's own distribution (paths, or a saved profile):
+    its counts become the prior of how much the base model relies on each token. By default
+    a model's bundled reference sample is used where it has one (the demo model does), else
+    a data-free prior from the tokenizer; `None` forces the data-free prior.
 
     >>> profile = scan(["sample_corpora/"], "demo")  # doctest: +SKIP
     >>> profile.total_tokens  # doctest: +SKIP
@@ -127,6 +142,7 @@ def scan(
             hint="check the paths, --text-field and --input-format",
         )
     vocab = loaded.vocab
+    prior, prior_source, reference_counts = _base_usage(loaded, reference, policy)
     special = np.zeros(vocab.size, dtype=bool)
     special[list(vocab.special_ids)] = True
     return Profile(
@@ -134,14 +150,16 @@ def scan(
         tokens=[vocab.readable(i) for i in range(vocab.size)],
         groups=token_groups(vocab),
         special=special,
-        prior=tokenizer_prior(vocab),
-        prior_source="tokenizer",
+        prior=prior,
+        prior_source=prior_source,
+        reference_counts=reference_counts,
         tokenizer={
             "name": loaded.files.name,
             "fingerprint": vocab.fingerprint,
             "model_type": vocab.model_type,
             "vocab_size": vocab.size,
             "truncation_in_file": vocab.truncation is not None,
+            "engine": counter.engine,
         },
         model={"name": loaded.files.name, "head": loaded.head, "head_note": loaded.head_note},
         policy=policy.to_dict(),
@@ -157,6 +175,28 @@ def scan(
         skipped=len(skipped),
         skipped_examples=[_skip_dict(s) for s in skipped[:MAX_SKIP_EXAMPLES]],
     )
+
+
+def _base_usage(
+    loaded: LoadedModel, reference, policy: SpecialTokenPolicy
+) -> tuple[np.ndarray, str, np.ndarray | None]:
+    """The prior, where it came from, and the reference's own counts if it came from one."""
+    if reference == AUTO:
+        reference = [str(loaded.bundled_reference)] if loaded.bundled_reference else None
+    elif isinstance(reference, str):
+        reference = [reference]
+    if reference is None:
+        return tokenizer_prior(loaded.vocab), "tokenizer", None
+    if not isinstance(reference, Profile):
+        reference = scan(reference, loaded, policy=policy, reference=None)
+    if reference.tokenizer["fingerprint"] != loaded.vocab.fingerprint:
+        raise ProfileError(
+            "the reference profile was counted with a different tokenizer",
+            hint="scan the reference with the same --model",
+        )
+    names = ", ".join(Path(s["path"]).name for s in reference.sources[:3])
+    counts = reference.counts.counts
+    return counts_prior(counts), f"reference: {names} ({reference.total_tokens:,} tokens)", counts
 
 
 def _batches(sources: list[Source], options: ReadOptions, progress: ScanProgress | None) -> Iterator:

@@ -19,7 +19,7 @@ class Summary:
 
     @classmethod
     def of(cls, profile: Profile, plan: TrainingPlan | None = None) -> Summary:
-        return cls(profile, assess(profile, profile.prior, plan or TrainingPlan(), profile.prior_source))
+        return cls(profile, assess(profile, plan or TrainingPlan()))
 
     def groups(self) -> list[dict]:
         """Per token group: rows, how many the corpus uses, leaves absent or starved, and risk carried."""

@@ -28,6 +28,7 @@ EMBEDDING_SUFFIXES = (
     "word_embeddings.weight",
     "tok_embeddings.weight",
 )
+FINAL_NORM_SUFFIXES = ("ln_f.weight", "model.norm.weight", "final_layer_norm.weight", "final_layernorm.weight")
 ENCODER_TYPES = {
     "bert",
     "roberta",
@@ -57,6 +58,7 @@ class HeadInfo:
     dtype: str  # safetensors dtype code: F32, F16, BF16, F64
     tied: bool
     data_offset: int  # absolute byte offset of the matrix in `file`
+    final_norm_rms: float | None = None  # typical hidden-state coordinate size, when a final norm is found
 
     @property
     def nbytes(self) -> int:
@@ -123,15 +125,11 @@ def locate_head(model: ModelFiles, *, allow_pickle: bool = False) -> tuple[HeadI
                 hint="convert the weights to safetensors (`model.save_pretrained(dir, safe_serialization=True)`)",
             )
         return None, "no weights in the model folder (tokenizer only); counts only"
-    headers = []
-    for path in files:
-        header, data_start = read_safetensors_header(path)
-        headers.append((path, header, data_start))
-    all_names = [n for _, h, _ in headers for n in h if n != "__metadata__"]
-    head_name = _find(all_names, HEAD_EXACT, HEAD_SUFFIXES)
+    tensors = _tensor_index(files)
+    head_name = _find(list(tensors), HEAD_EXACT, HEAD_SUFFIXES)
     tied = head_name is None
     if tied:
-        head_name = _find(all_names, (), EMBEDDING_SUFFIXES)
+        head_name = _find(list(tensors), (), EMBEDDING_SUFFIXES)
         if head_name is None:
             return None, "no output head or input embedding tensor found in the weights; counts only"
         if config.get("tie_word_embeddings") is False:
@@ -139,32 +137,58 @@ def locate_head(model: ModelFiles, *, allow_pickle: bool = False) -> tuple[HeadI
                 f"{model.folder}: config says the head is not tied, but no head tensor is in the weights",
                 hint="the checkpoint looks incomplete; re-download it",
             )
-    for path, header, data_start in headers:
-        if head_name in header:
-            entry = header[head_name]
-            if len(entry["shape"]) != 2 or entry["dtype"] not in _DTYPE_BYTES:
-                raise ModelError(
-                    f"{path}: tensor {head_name} has shape {entry['shape']} and dtype {entry['dtype']}",
-                    hint="vocabrisk reads 2-D F32/F16/BF16 heads; quantized checkpoints are not supported",
-                )
-            rows, hidden = entry["shape"]
-            return HeadInfo(
-                tensor=head_name,
-                file=str(path),
-                rows=int(rows),
-                hidden=int(hidden),
-                dtype=entry["dtype"],
-                tied=tied,
-                data_offset=data_start + int(entry["data_offsets"][0]),
-            ), None
-    raise AssertionError("unreachable: head name came from a header")
+    path, entry, data_start = tensors[head_name]
+    if len(entry["shape"]) != 2 or entry["dtype"] not in _DTYPE_BYTES:
+        raise ModelError(
+            f"{path}: tensor {head_name} has shape {entry['shape']} and dtype {entry['dtype']}",
+            hint="vocabrisk reads 2-D F32/F16/BF16 heads; quantized checkpoints are not supported",
+        )
+    rows, hidden = entry["shape"]
+    info = HeadInfo(
+        tensor=head_name,
+        file=str(path),
+        rows=int(rows),
+        hidden=int(hidden),
+        dtype=entry["dtype"],
+        tied=tied,
+        data_offset=data_start + int(entry["data_offsets"][0]),
+        final_norm_rms=_final_norm_rms(tensors),
+    )
+    return info, None
+
+
+def _tensor_index(files: list[Path]) -> dict[str, tuple[Path, dict, int]]:
+    """Every tensor of a checkpoint: name → (file, header entry, where that file's data starts)."""
+    index = {}
+    for path in files:
+        header, data_start = read_safetensors_header(path)
+        for name, entry in header.items():
+            if name != "__metadata__":
+                index[name] = (path, entry, data_start)
+    return index
+
+
+def _final_norm_rms(tensors: dict[str, tuple[Path, dict, int]]) -> float | None:
+    """RMS of the final norm's gain: the typical size of a hidden-state coordinate the head sees."""
+    name = _find(list(tensors), (), FINAL_NORM_SUFFIXES)
+    if name is None:
+        return None
+    path, entry, data_start = tensors[name]
+    if len(entry["shape"]) != 1 or entry["dtype"] not in _DTYPE_BYTES:
+        return None
+    gain = _load(path, entry["dtype"], data_start + int(entry["data_offsets"][0]), (int(entry["shape"][0]),))
+    return float(np.sqrt(np.mean(gain.astype(np.float64) ** 2)))
 
 
 def read_head(info: HeadInfo, rows: slice | None = None) -> np.ndarray:
     """The head matrix (or a slice of rows) as float32, memory-mapped from its shard."""
-    raw_dtype = np.uint16 if info.dtype == "BF16" else _NUMPY_DTYPES[info.dtype]
-    matrix = np.memmap(info.file, dtype=raw_dtype, mode="r", offset=info.data_offset, shape=(info.rows, info.hidden))
-    block = matrix[rows] if rows is not None else matrix
-    if info.dtype == "BF16":
+    return _load(Path(info.file), info.dtype, info.data_offset, (info.rows, info.hidden), rows)
+
+
+def _load(path: Path, dtype: str, offset: int, shape: tuple[int, ...], rows: slice | None = None) -> np.ndarray:
+    raw_dtype = np.uint16 if dtype == "BF16" else _NUMPY_DTYPES[dtype]
+    mapped = np.memmap(path, dtype=raw_dtype, mode="r", offset=offset, shape=shape)
+    block = mapped[rows] if rows is not None else mapped
+    if dtype == "BF16":
         return (block.astype(np.uint32) << 16).view(np.float32)
     return np.asarray(block, dtype=np.float32)

@@ -7,6 +7,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from vocabrisk.advice import Advice
+from vocabrisk.risk import RiskResult
 from vocabrisk.summary import Summary
 
 BAND_STYLE = {"low": "green", "medium": "yellow", "high": "bold red"}
@@ -20,7 +22,14 @@ def _size(n: float) -> str:
     raise AssertionError("unreachable")
 
 
-def render_scan(summary: Summary, console: Console) -> None:
+def _table(title: str, columns: list[tuple[str, str]]) -> Table:
+    table = Table(title=title, title_justify="left")
+    for name, justify in columns:
+        table.add_column(name, justify=justify)
+    return table
+
+
+def render_scan(summary: Summary, advice: Advice, console: Console) -> None:
     data = summary.to_dict()
     risk = data["risk"]
     head = data["head"]
@@ -109,3 +118,89 @@ def render_scan(summary: Summary, console: Console) -> None:
 
     console.print(Panel(facts, title="vocabrisk scan", title_align="left", border_style=BAND_STYLE[risk["band"]]))
     console.print(Group(groups, top))
+    console.print(_advice_panel(advice))
+
+
+def _advice_panel(advice: Advice) -> Panel:
+    lines = [
+        Text.assemble(
+            ("head: ", "bold"), advice.train_head["recommendation"], (f" — {advice.train_head['why']}", "dim")
+        )
+    ]
+    eps = advice.head_eps
+    if eps:
+        lines.append(
+            Text.assemble(
+                ("head-only Adam eps: ", "bold"),
+                f"{eps['value']:g}",
+                (
+                    f" (keeps {eps['keeps_step']:.0%} of the step of rows with share ≥ {eps['covered_share']:.1e}; "
+                    f"hidden scale {eps['hidden_scale']:.2f} from {eps['hidden_scale_from']})",
+                    "dim",
+                ),
+            )
+        )
+    for row in advice.add_data:
+        examples = " ".join(row["examples"][:6])
+        lines.append(
+            Text.assemble(
+                ("add data: ", "bold"),
+                f"{row['group']} carries {row['risk_share']:.0%} of the risk",
+                (f" (base share {row['base_share']:.1%}, corpus {row['corpus_share']:.1%}; e.g. {examples})", "dim"),
+            )
+        )
+    if advice.mixing:
+        mix = ", ".join(f"{m['share']:.0%} → {m['risk']:.3f}" for m in advice.mixing)
+        lines.append(Text.assemble(("mixing replay: ", "bold"), mix, (f"  ({advice.mixing[0]['replay']})", "dim")))
+    return Panel(Group(*lines), title="what to do", title_align="left")
+
+
+def render_rank(rows: list[dict], risk: RiskResult, console: Console) -> None:
+    table = _table(
+        "Candidates, least risky first",
+        [("#", "right"), ("candidate", "left"), ("tokens", "right"), ("used", "right"), ("starved", "right"),
+         ("never seen", "right"), ("unigram KL", "right"), ("risk", "right"), ("band", "left"),
+         ("risk sits in", "left")],
+    )  # fmt: skip
+    for i, row in enumerate(rows, 1):
+        table.add_row(
+            str(i),
+            row["candidate"],
+            f"{row['tokens']:,}",
+            f"{row['used_share']:.1%}",
+            f"{row['starved_rows']:,}",
+            f"{row['baselines']['never_seen_share']:.1%}",
+            f"{row['baselines']['unigram_kl']:.2f}",
+            f"{row['risk']:.3f}",
+            Text(row["band"], style=BAND_STYLE[row["band"]]),
+            ", ".join(row["top_groups"]),
+        )
+    console.print(table)
+    plan = risk.plan
+    console.print(
+        f"[dim]prior: {risk.prior_source} · plan: {plan.steps:,} steps × {plan.tokens_per_step:,} tokens, "
+        f"β2={plan.beta2} · never seen and unigram KL are naive baselines, shown for comparison[/]"
+    )
+
+
+def render_diff(old: str, new: str, result: dict, console: Console) -> None:
+    arrow = (
+        f"{result['risk_before']:.3f} ({result['band_before']}) → {result['risk_after']:.3f} ({result['band_after']})"
+    )
+    console.print(Text.assemble(("risk ", "bold"), arrow))
+    console.print(
+        f"starved rows {result['starved_before']:,} → {result['starved_after']:,}: "
+        f"{result['newly_starved']:,} newly starved, {result['no_longer_starved']:,} no longer starved"
+    )
+    if result["groups"]:
+        table = _table("Groups that changed", [("group", "left"), ("starved", "right"), ("risk", "right")])
+        for g in result["groups"][:12]:
+            table.add_row(
+                g["group"],
+                f"{g['starved_before']:,} → {g['starved_after']:,}",
+                f"{g['risk_before']:.4f} → {g['risk_after']:.4f}",
+            )
+        console.print(table)
+    if result["newly_starved_tokens"]:
+        tokens = " ".join(t["token"] for t in result["newly_starved_tokens"])
+        console.print(Text.assemble(("newly starved, most used first: ", "bold"), tokens))

@@ -1,0 +1,153 @@
+"""What to do about the risk: train the head or not, the head-only Adam epsilon, what data to add.
+
+The epsilon rule. A head row's gradient over one step of T positions is
+`g_j = (1/T) sum_i (p_ij - y_ij) h_i`. For a token with corpus share `f_j` the target term
+gives about `f_j * c` per coordinate (c: the typical size of a hidden-state coordinate, read
+from the final norm's gain). A token the corpus never contains gets only `p_ij * h_i`, which
+is hundreds of times smaller (the model soon gives it almost no probability in the new
+domain). Adam's step is `m / (sqrt(v) + eps)`, so a row keeps the fraction `g / (g + eps)` of
+its step: the largest epsilon that still keeps 95% of the step of the corpus's rarer tokens
+(the share below which its rarest 10% of token mass lies) is
+
+    g_covered = c * (that share)
+    eps       = g_covered / 19          (g / (g + eps) = 0.95)
+
+and every starved row, with gradients far below eps, moves far less. The starved rows'
+gradients cannot be read from counts; `vocabrisk verify` measures both scales.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from vocabrisk.profile import Profile
+from vocabrisk.risk import assess, band
+from vocabrisk.summary import Summary
+
+MIX_SHARES = (0.01, 0.05, 0.10, 0.25)
+DEFAULT_HIDDEN_SCALE = 1.0  # LayerNorm/RMSNorm gains start at 1 and mostly stay near it
+KEEP_STEP = 0.95  # share of its Adam step a covered row keeps under the recommended epsilon
+RARE_MASS = 0.10  # the covered rows protected are those above the corpus's rarest 10% of token mass
+
+
+@dataclass(frozen=True)
+class Advice:
+    train_head: dict
+    head_eps: dict | None
+    add_data: list[dict]
+    mixing: list[dict]
+
+    def to_dict(self) -> dict:
+        return {
+            "train_head": self.train_head,
+            "head_eps": self.head_eps,
+            "add_data": self.add_data,
+            "mixing": self.mixing,
+        }
+
+
+def _weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
+    order = np.argsort(values)
+    cumulative = np.cumsum(weights[order])
+    if cumulative[-1] <= 0:
+        return 0.0
+    return float(values[order][np.searchsorted(cumulative, q * cumulative[-1])])
+
+
+def head_epsilon(summary: Summary) -> dict | None:
+    """The head-only Adam epsilon (see the module docstring), or None when nothing is starved."""
+    p, r = summary.profile, summary.risk
+    present = (p.counts.counts > 0) & p.coverable
+    if not r.starved.any() or not present.any():
+        return None
+    head = p.model.get("head") or {}
+    scale = head.get("final_norm_rms") or DEFAULT_HIDDEN_SCALE
+    covered_share = _weighted_quantile(p.shares[present], p.shares[present], RARE_MASS)
+    g_covered = scale * covered_share
+    eps = g_covered * (1 - KEEP_STEP) / KEEP_STEP
+    return {
+        "value": float(f"{eps:.1g}"),
+        "covered_gradient": g_covered,
+        "covered_share": covered_share,
+        "hidden_scale": scale,
+        "hidden_scale_from": "final norm gain" if head.get("final_norm_rms") else "assumed 1.0 (no final norm found)",
+        "keeps_step": KEEP_STEP,
+        "derivation": f"largest eps keeping {KEEP_STEP:.0%} of the Adam step of rows of the corpus's rarer tokens "
+        f"(share {covered_share:.1e}, rarest {RARE_MASS:.0%} of token mass), estimated from counts",
+    }
+
+
+def train_head_advice(summary: Summary) -> dict:
+    p, r = summary.profile, summary.risk
+    head = p.model.get("head") or {}
+    tied = bool(head.get("tied"))
+    if r.band == "low":
+        rec, why = "train normally", "few rows the base model relies on are starved"
+    elif r.band == "medium":
+        rec = "train the head with the head-only epsilon below"
+        why = f"{int(r.starved.sum()):,} starved rows carry {r.score:.1%} of the base model's token usage"
+    else:
+        rec = "freeze the output head, or train it only with the head-only epsilon below"
+        why = (
+            f"{int(r.starved.sum()):,} starved rows carry {r.score:.1%} of the base model's token usage; "
+            "a trainable head (as in LoRA setups that add lm_head) is where the worst forgetting surges were seen"
+        )
+    if tied and r.band != "low":
+        why += "; the head is tied to the input embedding, so freezing it freezes the embedding too"
+    return {"recommendation": rec, "why": why, "tied": tied}
+
+
+def add_data_advice(summary: Summary, k: int = 5) -> list[dict]:
+    """The token groups carrying most risk, with examples of starved tokens to cover."""
+    p, r = summary.profile, summary.risk
+    rows = []
+    for group in summary.groups()[:k]:
+        if group["risk"] <= 0:
+            break
+        mask = (p.groups == group["group"]) & r.starved
+        top = np.argsort(-np.where(mask, r.prior, -1.0))[: min(8, int(mask.sum()))]
+        rows.append(
+            {
+                "group": group["group"],
+                "risk_share": group["risk"] / r.score if r.score else 0.0,
+                "base_share": group["base_share"],
+                "corpus_share": group["corpus_share"],
+                "examples": [p.tokens[i] for i in top],
+            }
+        )
+    return rows
+
+
+def mixing_advice(summary: Summary, replay: Profile | None = None) -> list[dict]:
+    """What-if: the risk after mixing a replay corpus in at a few shares (token distributions add).
+
+    Without a replay profile, the reference corpus behind the prior stands in for replay data
+    (or, with a data-free prior, the prior itself).
+    """
+    p = summary.profile
+    if replay is not None:
+        replay_shares = replay.shares
+        source = f"replay: {', '.join(s['path'] for s in replay.sources[:2])}"
+    elif p.reference_counts is not None:
+        replay_shares, source = p.reference_counts / p.reference_counts.sum(), p.prior_source
+    else:
+        replay_shares, source = p.prior, f"prior ({p.prior_source})"
+    rows = []
+    for share in MIX_SHARES:
+        mixed = (1.0 - share) * p.shares + share * replay_shares
+        result = assess(p, summary.risk.plan, shares=mixed)
+        rows.append({"share": share, "risk": result.score, "band": band(result.score), "replay": source})
+    return rows
+
+
+def advise(summary: Summary, replay: Profile | None = None) -> Advice:
+    if replay is not None:
+        summary.profile.check_compatible(replay)
+    return Advice(
+        train_head=train_head_advice(summary),
+        head_eps=head_epsilon(summary),
+        add_data=add_data_advice(summary),
+        mixing=mixing_advice(summary, replay),
+    )

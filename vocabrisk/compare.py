@@ -1,0 +1,120 @@
+"""Comparing corpora: `rank` candidates by risk, `diff` two profiles of the same model."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from vocabrisk.errors import ProfileError
+from vocabrisk.profile import Profile, is_profile
+from vocabrisk.risk import TrainingPlan, never_seen_share, unigram_kl
+from vocabrisk.scan import LoadedModel, load_model, scan
+from vocabrisk.summary import Summary
+
+
+@dataclass(frozen=True)
+class Ranked:
+    name: str
+    summary: Summary
+
+    def row(self) -> dict:
+        p, r = self.summary.profile, self.summary.risk
+        data = self.summary.to_dict()
+        return {
+            "candidate": self.name,
+            "documents": p.documents,
+            "tokens": p.total_tokens,
+            "used_share": data["used_share"],
+            "starved_rows": int(r.starved.sum()),
+            "risk": r.score,
+            "band": r.band,
+            "baselines": {"never_seen_share": never_seen_share(p), "unigram_kl": unigram_kl(p)},
+            "top_groups": [g["group"] for g in data["groups"][:3] if g["risk"] > 0],
+        }
+
+
+def rank(
+    candidates: Sequence[str | Profile],
+    model: str | LoadedModel = "demo",
+    plan: TrainingPlan | None = None,
+    *,
+    scan_candidate: Callable[[str], Profile] | None = None,
+) -> list[Ranked]:
+    """Order candidate corpora from least to most risky. Saved profiles are loaded, not rescanned.
+
+    Each candidate is one corpus (a file, folder or glob) or a `Profile`. `scan_candidate`
+    replaces the default `scan([candidate], model)`, e.g. to pass read options or a reference.
+
+    >>> ranked = rank(["sample_corpora/korean-notes.txt", "sample_corpora/"], "demo")  # doctest: +SKIP
+    >>> [r.name for r in ranked]  # doctest: +SKIP
+    """
+    plan = plan or TrainingPlan()
+    if scan_candidate is None:
+        loaded = model if isinstance(model, LoadedModel) else load_model(model)
+
+        def scan_candidate(path: str) -> Profile:
+            return scan([path], loaded)
+
+    ranked = []
+    for candidate in candidates:
+        if isinstance(candidate, Profile):
+            name, profile = ", ".join(s["path"] for s in candidate.sources[:2]), candidate
+        else:
+            name = candidate
+            profile = Profile.load(candidate) if is_profile(candidate) else scan_candidate(candidate)
+        ranked.append(Ranked(name, Summary.of(profile, plan)))
+    first = ranked[0].summary.profile if ranked else None
+    for r in ranked[1:]:
+        first.check_compatible(r.summary.profile)
+        if not np.allclose(first.prior, r.summary.profile.prior):
+            raise ProfileError(
+                f"{r.name}: its prior ({r.summary.profile.prior_source}) differs from {ranked[0].name}'s "
+                f"({first.prior_source}); risks are only comparable under one prior",
+                hint="scan every candidate with the same --model and --reference",
+            )
+    return sorted(ranked, key=lambda r: r.summary.risk.score)
+
+
+def diff(old: Profile, new: Profile, plan: TrainingPlan | None = None) -> dict:
+    """What changed from OLD to NEW: risk, rows newly starved or fed, and per-group changes."""
+    old.check_compatible(new)
+    plan = plan or TrainingPlan()
+    before, after = Summary.of(old, plan), Summary.of(new, plan)
+    newly = after.risk.starved & ~before.risk.starved
+    fed = before.risk.starved & ~after.risk.starved
+    old_groups = {g["group"]: g for g in before.groups()}
+    groups = []
+    for g in after.groups():
+        o = old_groups.get(g["group"], {"starved": 0, "risk": 0.0})
+        if g["starved"] != o["starved"] or abs(g["risk"] - o["risk"]) > 1e-9:
+            groups.append(
+                {
+                    "group": g["group"],
+                    "starved_before": o["starved"],
+                    "starved_after": g["starved"],
+                    "risk_before": o["risk"],
+                    "risk_after": g["risk"],
+                }
+            )
+    groups.sort(key=lambda g: -abs(g["risk_after"] - g["risk_before"]))
+
+    def tokens(mask: np.ndarray) -> list[dict]:
+        order = np.argsort(-np.where(mask, after.risk.prior, -1.0))[: min(15, int(mask.sum()))]
+        return [{"token_id": int(i), "token": new.tokens[i], "group": str(new.groups[i])} for i in order]
+
+    return {
+        "risk_before": before.risk.score,
+        "risk_after": after.risk.score,
+        "band_before": before.risk.band,
+        "band_after": after.risk.band,
+        "starved_before": int(before.risk.starved.sum()),
+        "starved_after": int(after.risk.starved.sum()),
+        "newly_starved": int(newly.sum()),
+        "no_longer_starved": int(fed.sum()),
+        "newly_starved_tokens": tokens(newly),
+        "no_longer_starved_tokens": tokens(fed),
+        "groups": groups,
+        "plan": plan.to_dict(),
+    }
