@@ -7,7 +7,6 @@ pieces, special tokens) because that is what a user can act on: "add Hangul text
 
 from __future__ import annotations
 
-import re
 import unicodedata
 
 import numpy as np
@@ -25,7 +24,6 @@ SYMBOLS = "emoji & symbols"
 UNUSED = "unused ids"
 OTHER = "other"
 
-_RESERVED_PIECE = re.compile(r"^\[unused\d+\]$|^<unused\d+>$")
 CODE_CHARS = frozenset("{}[]()<>=+-*/\\|&^%$#@~`;:_")
 
 # Unicode character-name prefixes → script group. Ordered: first match wins.
@@ -84,8 +82,7 @@ def classify_text(text: str) -> str:
 
 
 def classify_token(vocab: Vocabulary, token_id: int) -> str:
-    piece = vocab.pieces[token_id]
-    if piece is None or _RESERVED_PIECE.match(piece):
+    if vocab.is_reserved(token_id):
         return UNUSED
     if token_id in vocab.special_ids:
         return SPECIAL

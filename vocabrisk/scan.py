@@ -21,9 +21,9 @@ from vocabrisk.corpus import Document, ReadOptions, Skipped, Source, discover, r
 from vocabrisk.counting import SpecialTokenPolicy, TokenCounter, TokenCounts
 from vocabrisk.errors import InputError, ModelError, ProfileError
 from vocabrisk.groups import token_groups
-from vocabrisk.model import Vocabulary, load_vocabulary, locate_head, resolve_model
+from vocabrisk.model import HeadInfo, Vocabulary, load_vocabulary, locate_head, resolve_model
 from vocabrisk.model.resolve import ModelFiles
-from vocabrisk.prior import counts_prior, tokenizer_prior
+from vocabrisk.prior import counts_prior, head_prior, tokenizer_prior
 from vocabrisk.profile import MAX_SKIP_EXAMPLES, Profile
 
 BATCH_BYTES = 1 << 20  # encode about 1 MiB of text per call: large enough to use every core
@@ -50,6 +50,13 @@ class LoadedModel:
     vocab: Vocabulary
     head: dict | None
     head_note: str | None
+
+    def head_mismatch(self) -> dict:
+        """Head rows no token maps to (padded vocabularies), and token ids with no head row."""
+        if self.head is None:
+            return {}
+        rows, size = self.head["rows"], self.vocab.size
+        return {"head_rows_without_token": max(rows - size, 0), "tokens_without_head_row": max(size - rows, 0)}
 
     @property
     def bundled_reference(self) -> Path | None:
@@ -92,7 +99,8 @@ def scan(
     `reference` is text in the base model's own distribution (paths, or a saved profile):
     its counts become the prior of how much the base model relies on each token. By default
     a model's bundled reference sample is used where it has one (the demo model does), else
-    a data-free prior from the tokenizer; `None` forces the data-free prior.
+    a data-free prior from the head (or, without weights, the tokenizer); `None` forces the
+    data-free prior.
 
     >>> profile = scan(["sample_corpora/"], "demo")  # doctest: +SKIP
     >>> profile.total_tokens  # doctest: +SKIP
@@ -161,7 +169,7 @@ def scan(
             "truncation_in_file": vocab.truncation is not None,
             "engine": counter.engine,
         },
-        model={"name": loaded.files.name, "head": loaded.head, "head_note": loaded.head_note},
+        model={"name": loaded.files.name, "head": loaded.head, "head_note": loaded.head_note, **loaded.head_mismatch()},
         policy=policy.to_dict(),
         read_options={
             "text_fields": list(read_options.text_fields),
@@ -185,6 +193,8 @@ def _base_usage(
         reference = [str(loaded.bundled_reference)] if loaded.bundled_reference else None
     elif isinstance(reference, str):
         reference = [reference]
+    if reference is None and loaded.head is not None:
+        return *head_prior(HeadInfo(**loaded.head), loaded.vocab.size), None
     if reference is None:
         return tokenizer_prior(loaded.vocab), "tokenizer", None
     if not isinstance(reference, Profile):

@@ -59,6 +59,7 @@ class HeadInfo:
     tied: bool
     data_offset: int  # absolute byte offset of the matrix in `file`
     final_norm_rms: float | None = None  # typical hidden-state coordinate size, when a final norm is found
+    final_norm_bias: dict | None = None  # the final LayerNorm's bias: the part of every hidden state no context changes
 
     @property
     def nbytes(self) -> int:
@@ -153,6 +154,7 @@ def locate_head(model: ModelFiles, *, allow_pickle: bool = False) -> tuple[HeadI
         tied=tied,
         data_offset=data_start + int(entry["data_offsets"][0]),
         final_norm_rms=_final_norm_rms(tensors),
+        final_norm_bias=_final_norm(tensors, "bias"),
     )
     return info, None
 
@@ -168,16 +170,33 @@ def _tensor_index(files: list[Path]) -> dict[str, tuple[Path, dict, int]]:
     return index
 
 
-def _final_norm_rms(tensors: dict[str, tuple[Path, dict, int]]) -> float | None:
-    """RMS of the final norm's gain: the typical size of a hidden-state coordinate the head sees."""
-    name = _find(list(tensors), (), FINAL_NORM_SUFFIXES)
-    if name is None:
+def _final_norm(tensors: dict[str, tuple[Path, dict, int]], part: str) -> dict | None:
+    """Where the final norm's `weight` or `bias` vector is, as a dict `read_vector` takes."""
+    weight = _find(list(tensors), (), FINAL_NORM_SUFFIXES)
+    name = weight[: -len("weight")] + part if weight else None
+    if name not in tensors:
         return None
     path, entry, data_start = tensors[name]
     if len(entry["shape"]) != 1 or entry["dtype"] not in _DTYPE_BYTES:
         return None
-    gain = _load(path, entry["dtype"], data_start + int(entry["data_offsets"][0]), (int(entry["shape"][0]),))
-    return float(np.sqrt(np.mean(gain.astype(np.float64) ** 2)))
+    return {
+        "name": name,
+        "file": str(path),
+        "dtype": entry["dtype"],
+        "shape": [int(entry["shape"][0])],
+        "data_offset": data_start + int(entry["data_offsets"][0]),
+    }
+
+
+def _final_norm_rms(tensors: dict[str, tuple[Path, dict, int]]) -> float | None:
+    """RMS of the final norm's gain: the typical size of a hidden-state coordinate the head sees."""
+    ref = _final_norm(tensors, "weight")
+    return None if ref is None else float(np.sqrt(np.mean(read_vector(ref).astype(np.float64) ** 2)))
+
+
+def read_vector(ref: dict) -> np.ndarray:
+    """A small tensor recorded as a dict by `locate_head` (e.g. `final_norm_bias`), as float32."""
+    return _load(Path(ref["file"]), ref["dtype"], ref["data_offset"], tuple(ref["shape"]))
 
 
 def read_head(info: HeadInfo, rows: slice | None = None) -> np.ndarray:

@@ -17,6 +17,7 @@ from pathlib import Path
 from vocabrisk.errors import ModelError
 
 _VISIBLE = {" ": "␣", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+_RESERVED_PIECE = re.compile(r"^\[unused\d+\]$|^<unused\d+>$")
 _BYTE_FALLBACK = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")
 
 
@@ -93,6 +94,11 @@ class Vocabulary:
             return self.pieces.index(content)
         except ValueError:
             return None
+
+    def is_reserved(self, token_id: int) -> bool:
+        """Ids no text maps to: holes in the id range and placeholders such as BERT's `[unused7]`."""
+        piece = self.pieces[token_id]
+        return piece is None or _RESERVED_PIECE.match(piece) is not None
 
     def is_byte_fallback(self, token_id: int) -> bool:
         """Whether the token is a SentencePiece byte-fallback piece such as `<0xE3>`."""

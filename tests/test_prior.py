@@ -1,0 +1,98 @@
+"""Priors: how much the base model relies on each token, from a reference, the head, or the tokenizer."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from safetensors.numpy import save_file
+
+from vocabrisk import TrainingPlan, scan
+from vocabrisk.model import locate_head, resolve_model
+from vocabrisk.prior import head_prior, tokenizer_prior
+from vocabrisk.risk import assess
+from vocabrisk.scan import load_model
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
+
+
+def spearman(a, b) -> float:
+    ranks = [np.argsort(np.argsort(x)) for x in (a, b)]
+    return float(np.corrcoef(*ranks)[0, 1])
+
+
+def tiny_model(tmp_path: Path, shared_data: Path, tensors: dict, config: dict | None = None) -> Path:
+    folder = tmp_path / "model"
+    folder.mkdir()
+    shutil.copy(shared_data / "tokenizers" / "gpt2" / "tokenizer.json", folder / "tokenizer.json")
+    (folder / "config.json").write_text(json.dumps(config or {"model_type": "gpt2"}))
+    save_file(tensors, str(folder / "model.safetensors"))
+    return folder
+
+
+def test_final_norm_bias_gives_the_models_context_free_logits(tmp_path, shared_data):
+    rng = np.random.default_rng(0)
+    head = rng.normal(size=(50257, 8)).astype(np.float32)
+    bias = rng.normal(size=8).astype(np.float32)
+    tensors = {"lm_head.weight": head, "transformer.ln_f.weight": np.ones(8, np.float32), "transformer.ln_f.bias": bias}
+    info, _ = locate_head(resolve_model(str(tiny_model(tmp_path, shared_data, tensors))))
+    prior, how = head_prior(info, 50257)
+    logits = head.astype(np.float64) @ bias
+    expected = np.exp(logits - logits.max())
+    np.testing.assert_allclose(prior, expected / expected.sum(), rtol=1e-4)
+    assert "final-norm bias" in how
+
+
+def test_without_a_bias_rows_pointing_away_from_the_mean_row_count_as_common(tmp_path, shared_data):
+    """Absent tokens' rows all drift along minus the typical hidden state; common rows point the other way."""
+    rng = np.random.default_rng(1)
+    typical = rng.normal(size=16)
+    head = rng.normal(scale=0.1, size=(32000, 16)) - typical  # mostly rare rows
+    head[:100] += 2 * typical  # a few common rows
+    tensors = {"model.embed_tokens.weight": head.astype(np.float32), "model.norm.weight": np.ones(16, np.float32)}
+    folder = tiny_model(tmp_path, shared_data, tensors, {"model_type": "llama"})
+    shutil.copy(shared_data / "tokenizers" / "llama2" / "tokenizer.json", folder / "tokenizer.json")
+    info, _ = locate_head(resolve_model(str(folder)))
+    prior, how = head_prior(info, 32000)
+    assert "mean row" in how
+    assert prior[:100].min() > prior[100:].max()
+
+
+def test_padded_heads_are_cut_to_the_vocabulary_and_reported(tmp_path, shared_data):
+    tensors = {"lm_head.weight": np.ones((50304, 4), np.float32), "transformer.ln_f.bias": np.zeros(4, np.float32)}
+    tensors["transformer.ln_f.weight"] = np.ones(4, np.float32)
+    model = load_model(str(tiny_model(tmp_path, shared_data, tensors)))
+    profile = scan([str(SAMPLES / "korean-notes.txt")], model)
+    assert profile.prior.size == profile.vocab_size == 50257
+    assert profile.model["head_rows_without_token"] == 50304 - 50257
+    assert profile.model["tokens_without_head_row"] == 0
+
+
+def test_without_weights_the_tokenizer_gives_the_prior(shared_data):
+    profile = scan([str(SAMPLES / "korean-notes.txt")], str(shared_data / "tokenizers" / "pegasus"))
+    assert profile.prior_source == "tokenizer"
+    assert np.isclose(profile.prior.sum(), 1.0)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama2", "bert-base-uncased", "pegasus"])
+def test_tokenizer_prior_favours_common_english_over_rare_pieces(shared_data, name):
+    vocab = load_model(str(shared_data / "tokenizers" / name)).vocab
+    prior = tokenizer_prior(vocab)
+    common = [i for i in (vocab.id_of(p) for p in ("the", "Ġthe", "▁the")) if i is not None]
+    assert common and prior[common[0]] > np.median(prior[prior > 0]) * 10
+    assert all(prior[i] == 0 for i in vocab.special_ids)
+
+
+def test_data_free_demo_prior_ranks_corpora_like_its_reference(shared_data):
+    """The head-only prior must order candidates as the reference corpus does (the point of a prior)."""
+    model = load_model("demo")
+    candidates = sorted(str(p) for p in SAMPLES.iterdir()) + sorted(
+        str(p) for p in (shared_data / "corpora").glob("*/*.txt")
+    )
+    plan = TrainingPlan(tokens_per_step=8192, steps=300)
+    with_reference = [assess(scan([c], model), plan).score for c in candidates]
+    data_free = [assess(scan([c], model, reference=None), plan).score for c in candidates]
+    assert spearman(with_reference, data_free) > 0.85
