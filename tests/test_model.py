@@ -162,3 +162,35 @@ def test_folder_without_tokenizer_json_says_how_to_make_one(tmp_path, shared_dat
     with pytest.raises(ModelError, match=r"no tokenizer\.json") as exc:
         resolve_model(str(tmp_path))
     assert "save_pretrained" in exc.value.hint
+
+
+LAYERS = {"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2}
+FAMILIES = [
+    ("gpt2", "gpt2", {"n_embd": 16, "n_layer": 1, "n_head": 2}),
+    ("llama", "llama2", LAYERS),
+    ("gpt_neox", "gpt-neox-20b", LAYERS),
+    ("qwen2", "gpt2", {**LAYERS, "num_key_value_heads": 1}),
+]
+
+
+@pytest.mark.parametrize("tied", [True, False], ids=["tied", "untied"])
+@pytest.mark.parametrize(("model_type", "tokenizer", "sizes"), FAMILIES, ids=[f[0] for f in FAMILIES])
+def test_heads_of_real_transformers_checkpoints_are_found(tmp_path, shared_data, model_type, tokenizer, sizes, tied):
+    """Tiny models saved by transformers itself: real tensor names, tying and sharding of each family."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    vocab_size = load_vocabulary(shared_data / "tokenizers" / tokenizer / "tokenizer.json").size
+    config = transformers.AutoConfig.for_model(model_type, vocab_size=vocab_size, tie_word_embeddings=tied, **sizes)
+    torch.manual_seed(0)
+    model = transformers.AutoModelForCausalLM.from_config(config).to(torch.bfloat16)
+    folder = tmp_path / model_type
+    model.save_pretrained(folder, max_shard_size="1MB")  # several shards and an index
+    shutil.copy(shared_data / "tokenizers" / tokenizer / "tokenizer.json", folder / "tokenizer.json")
+    assert (folder / "model.safetensors.index.json").exists()
+
+    info, note = locate_head(resolve_model(str(folder)))
+    assert note is None and info.tied == tied and info.dtype == "BF16"
+    assert (info.rows, info.hidden) == (vocab_size, 16)
+    expected = model.get_output_embeddings().weight.detach().float().numpy()
+    np.testing.assert_array_equal(read_head(info), expected)
+    assert info.final_norm_rms is not None
