@@ -35,6 +35,17 @@ class Ranked:
         }
 
 
+def check_comparable(first: Profile, other: Profile, first_name: str, other_name: str) -> None:
+    """Risks compare only under one tokenizer, counting policy and prior."""
+    first.check_compatible(other)
+    if not np.allclose(first.prior, other.prior):
+        raise ProfileError(
+            f"{other_name}: its prior ({other.prior_source}) differs from {first_name}'s "
+            f"({first.prior_source}); risks are only comparable under one prior",
+            hint="scan every corpus with the same --model and --reference",
+        )
+
+
 def rank(
     candidates: Sequence[str | Profile],
     model: str | LoadedModel = "demo",
@@ -65,21 +76,14 @@ def rank(
             name = candidate
             profile = Profile.load(candidate) if is_profile(candidate) else scan_candidate(candidate)
         ranked.append(Ranked(name, Summary.of(profile, plan)))
-    first = ranked[0].summary.profile if ranked else None
     for r in ranked[1:]:
-        first.check_compatible(r.summary.profile)
-        if not np.allclose(first.prior, r.summary.profile.prior):
-            raise ProfileError(
-                f"{r.name}: its prior ({r.summary.profile.prior_source}) differs from {ranked[0].name}'s "
-                f"({first.prior_source}); risks are only comparable under one prior",
-                hint="scan every candidate with the same --model and --reference",
-            )
+        check_comparable(ranked[0].summary.profile, r.summary.profile, ranked[0].name, r.name)
     return sorted(ranked, key=lambda r: r.summary.risk.score)
 
 
 def diff(old: Profile, new: Profile, plan: TrainingPlan | None = None) -> dict:
     """What changed from OLD to NEW: risk, rows newly starved or fed, and per-group changes."""
-    old.check_compatible(new)
+    check_comparable(old, new, "OLD", "NEW")
     plan = plan or TrainingPlan()
     before, after = Summary.of(old, plan), Summary.of(new, plan)
     newly = after.risk.starved & ~before.risk.starved

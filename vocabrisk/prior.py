@@ -91,7 +91,16 @@ def _ranks(values: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def counts_prior(counts: np.ndarray, smoothing: float = 0.5) -> np.ndarray:
-    """A prior from a reference corpus's counts, additively smoothed so unseen rows keep a little weight."""
+UNSEEN_MASS = 0.01  # at most this share of a counts prior goes to tokens the sample never shows
+
+
+def counts_prior(counts: np.ndarray) -> np.ndarray:
+    """A prior from a reference sample's counts, additively smoothed so unseen rows keep a little weight.
+
+    The pseudo-count is Jeffreys' 0.5, lowered for small samples so that all the tokens of a
+    50k-token vocabulary cannot outweigh what a 40k-token sample actually shows.
+    """
+    total = float(counts.sum())
+    smoothing = min(0.5, UNSEEN_MASS * total / max(counts.size, 1)) if total > 0 else 1.0
     weights = counts.astype(np.float64) + smoothing
     return weights / weights.sum()

@@ -1,36 +1,38 @@
 """`scan`: corpus → exact token counts → profile. The spine every other command builds on.
 
-Reading runs in a background thread while the tokenizer encodes in the caller's thread
-(`encode_batch` releases the GIL and spreads a batch over all cores), so file I/O,
-decompression and parsing overlap with tokenization. Memory is bounded by the queue of
-batches, not by the corpus.
+Discovery turns the inputs into shards (one per source); an engine counts them where it
+runs (`vocabrisk.engines`: this process by default, local worker processes, or a Ray
+cluster); their counts merge by addition into the profile, which is therefore the same
+whatever the engine, the number of workers or the order of shards. With a checkpoint folder
+each shard's counts are saved as they arrive, and a killed scan resumes where it stopped.
 """
 
 from __future__ import annotations
 
-import queue
-import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 
-from vocabrisk.corpus import Document, ReadOptions, Skipped, Source, discover, read_source
-from vocabrisk.counting import SpecialTokenPolicy, TokenCounter, TokenCounts
+from vocabrisk import engines
+from vocabrisk._version import __version__
+from vocabrisk.corpus import ReadOptions, Skipped, Source, discover
+from vocabrisk.counting import SpecialTokenPolicy
+from vocabrisk.counting.engine import engine_name
+from vocabrisk.engines.shards import describe, strict_error
 from vocabrisk.errors import InputError, ModelError, ProfileError
 from vocabrisk.groups import token_groups
 from vocabrisk.model import HeadInfo, Vocabulary, load_vocabulary, locate_head, resolve_model
 from vocabrisk.model.resolve import ModelFiles
 from vocabrisk.prior import counts_prior, head_prior, tokenizer_prior
 from vocabrisk.profile import MAX_SKIP_EXAMPLES, Profile
+from vocabrisk.self_samples import SamplingPlan, self_sample_counts
 
-BATCH_BYTES = 1 << 20  # encode about 1 MiB of text per call: large enough to use every core
-BATCH_DOCUMENTS = 4096
-QUEUE_BATCHES = 4
 AUTO = "auto"
 BUNDLED_REFERENCE = "reference.txt.gz"
+PRIORS = (AUTO, "head", "tokenizer", "self-samples")
 
 
 class ScanProgress(Protocol):
@@ -50,6 +52,14 @@ class LoadedModel:
     vocab: Vocabulary
     head: dict | None
     head_note: str | None
+
+    @property
+    def start_id(self) -> int:
+        """The token a document starts from: BOS where the model has one, else EOS, else 0."""
+        bos = self.files.tokenizer_config().get("bos_token")
+        bos = bos.get("content") if isinstance(bos, dict) else bos
+        found = self.vocab.id_of(bos) if isinstance(bos, str) else None
+        return next((i for i in (found, self.eos_id) if i is not None), 0)
 
     def head_mismatch(self) -> dict:
         """Head rows no token maps to (padded vocabularies), and token ids with no head row."""
@@ -93,20 +103,33 @@ def scan(
     strict: bool = False,
     progress: ScanProgress | None = None,
     reference: Sequence[str] | Profile | str | None = AUTO,
+    prior: str = AUTO,
+    engine: engines.Engine | None = None,
+    checkpoint: Path | str | None = None,
+    resume: bool = False,
 ) -> Profile:
     """Count every token of the corpora in `inputs` with the model's tokenizer.
+
+    `inputs` are paths, folders, globs, "-", fsspec URLs (s3://bucket/prefix/) or streamed
+    Hugging Face datasets (`hf-dataset:NAME?split=train`).
 
     `reference` is text in the base model's own distribution (paths, or a saved profile):
     its counts become the prior of how much the base model relies on each token. By default
     a model's bundled reference sample is used where it has one (the demo model does), else
     a data-free prior from the head (or, without weights, the tokenizer); `None` forces the
-    data-free prior.
+    data-free prior. `prior` picks one source instead: "head", "tokenizer", or
+    "self-samples" (text the model generates itself; needs torch, see `vocabrisk.self_samples`).
+
+    `engine` is where counting runs (default: `LocalEngine()`, this process). With a
+    `checkpoint` folder each shard's counts are saved as they are done; `resume` continues
+    from those of an earlier, interrupted run of the same scan.
 
     >>> profile = scan(["sample_corpora/"], "demo")  # doctest: +SKIP
     >>> profile.total_tokens  # doctest: +SKIP
     """
     read_options = read_options or ReadOptions()
     policy = policy or SpecialTokenPolicy()
+    engine = engine or engines.LocalEngine()
     loaded = model if isinstance(model, LoadedModel) else load_model(model)
     eos_id = loaded.eos_id
     if policy.append_eos and eos_id is None:
@@ -114,51 +137,47 @@ def scan(
             f"{loaded.files.name}: no EOS token is defined (tokenizer_config.json eos_token or config.json)",
             hint="drop --eos, or add eos_token to tokenizer_config.json",
         )
+    if resume and checkpoint is None:
+        raise InputError("--resume continues from a checkpoint folder", hint="name it with --checkpoint DIR")
     sources, skipped = discover(inputs, read_options)
     if strict and skipped:
-        _fail_strict(skipped[0])
-    counter = TokenCounter(loaded.files.tokenizer_json, loaded.vocab.size, policy, eos_id)
+        raise strict_error(skipped[0])
+    shards = [engines.Shard(index, source) for index, source in enumerate(sources)]
+    job = engines.CountJob.for_tokenizer(
+        loaded.files.tokenizer_json,
+        vocab_size=loaded.vocab.size,
+        policy=policy,
+        eos_id=eos_id,
+        read_options=read_options,
+        strict=strict,
+    )
+    saved = None
+    if checkpoint is not None:
+        identity = _identity(loaded, policy, read_options, sources)
+        saved = engines.Checkpoint.open(checkpoint, identity, shards, loaded.vocab.size, resume)
     if progress:
         sizes = [s.size for s in sources]
         progress.start(None if None in sizes else sum(sizes), len(sources))
+    merged = engines.count_corpus(job, shards, engine, saved, progress)
 
-    total = TokenCounts.zeros(loaded.vocab.size)
-    per_source = {s.path: {"documents": 0, "skipped": 0} for s in sources}
-    for item in _batches_in_background(sources, read_options, progress):
-        if isinstance(item, Skipped):
-            if strict:
-                _fail_strict(item)
-            skipped.append(item)
-            if item.source in per_source:
-                per_source[item.source]["skipped"] += 1
-            continue
-        if isinstance(item, Source):
-            if progress:
-                progress.file_done(item)
-            continue
-        source_path, texts = item
-        counts = counter.count(texts)
-        total += counts
-        per_source[source_path]["documents"] += counts.documents
-        if progress:
-            progress.counted(counts.documents, counts.tokens)
-
-    if total.documents == 0:
+    total_skipped = len(skipped) + merged.skipped
+    skipped += merged.skip_examples()
+    if merged.counts.documents == 0:
         raise InputError(
             f"no documents to count in {', '.join(inputs)}"
-            + (f" ({len(skipped)} records or files skipped: {_describe(skipped[0])} ...)" if skipped else ""),
+            + (f" ({total_skipped} records or files skipped: {describe(skipped[0])} ...)" if skipped else ""),
             hint="check the paths, --text-field and --input-format",
         )
     vocab = loaded.vocab
-    prior, prior_source, reference_counts = _base_usage(loaded, reference, policy)
+    base, prior_source, reference_counts = _base_usage(loaded, reference, prior, policy, engine)
     special = np.zeros(vocab.size, dtype=bool)
     special[list(vocab.special_ids)] = True
     return Profile(
-        counts=total,
+        counts=merged.counts,
         tokens=[vocab.readable(i) for i in range(vocab.size)],
         groups=token_groups(vocab),
         special=special,
-        prior=prior,
+        prior=base,
         prior_source=prior_source,
         reference_counts=reference_counts,
         tokenizer={
@@ -167,7 +186,7 @@ def scan(
             "model_type": vocab.model_type,
             "vocab_size": vocab.size,
             "truncation_in_file": vocab.truncation is not None,
-            "engine": counter.engine,
+            "engine": engine_name(),
         },
         model={"name": loaded.files.name, "head": loaded.head, "head_note": loaded.head_note, **loaded.head_mismatch()},
         policy=policy.to_dict(),
@@ -177,28 +196,56 @@ def scan(
             "input_format": read_options.input_format,
         },
         sources=[
-            {"path": s.path, "format": s.format, "compression": s.compression, "size": s.size, **per_source[s.path]}
-            for s in sources
+            {"path": s.path, "format": s.format, "compression": s.compression, "size": s.size, **merged.stats(shard)}
+            for shard, s in zip(shards, sources, strict=True)
         ],
-        skipped=len(skipped),
+        skipped=total_skipped,
         skipped_examples=[_skip_dict(s) for s in skipped[:MAX_SKIP_EXAMPLES]],
     )
 
 
+def _identity(loaded: LoadedModel, policy: SpecialTokenPolicy, options: ReadOptions, sources: list[Source]) -> dict:
+    """What a checkpoint must match to be resumed: everything that decides the counts."""
+    return {
+        "tool_version": __version__,
+        "engine": engine_name(),
+        "tokenizer": loaded.vocab.fingerprint,
+        "policy": policy.to_dict(),
+        "read_options": {
+            "text_fields": list(options.text_fields),
+            "text_unit": options.text_unit,
+            "input_format": options.input_format,
+        },
+        "sources": [[s.path, s.format, s.compression, s.size] for s in sources],
+    }
+
+
 def _base_usage(
-    loaded: LoadedModel, reference, policy: SpecialTokenPolicy
+    loaded: LoadedModel, reference, prior: str, policy: SpecialTokenPolicy, engine: engines.Engine
 ) -> tuple[np.ndarray, str, np.ndarray | None]:
-    """The prior, where it came from, and the reference's own counts if it came from one."""
-    if reference == AUTO:
+    """The prior, where it came from, and the counts behind it if it came from text (see `vocabrisk.prior`)."""
+    if prior not in PRIORS:
+        raise ValueError(f"prior must be one of {', '.join(PRIORS)}, not {prior!r}")
+    if prior != AUTO and reference not in (AUTO, None):
+        raise InputError("--reference and --prior both choose the prior", hint="give one of them")
+    if prior == "self-samples":
+        plan = SamplingPlan()
+        counts = self_sample_counts(loaded.files, loaded.vocab.size, loaded.start_id, plan)
+        return counts_prior(counts), f"self-generated: {plan.samples} samples of {plan.length} tokens", counts
+    if prior == "head" and loaded.head is None:
+        raise ModelError(f"{loaded.files.name}: no head to take a prior from ({loaded.head_note})")
+    if prior in ("head", "tokenizer"):
+        reference = None
+    elif reference == AUTO:
         reference = [str(loaded.bundled_reference)] if loaded.bundled_reference else None
     elif isinstance(reference, str):
         reference = [reference]
-    if reference is None and loaded.head is not None:
+    if reference is None and loaded.head is not None and prior != "tokenizer":
         return *head_prior(HeadInfo(**loaded.head), loaded.vocab.size), None
     if reference is None:
         return tokenizer_prior(loaded.vocab), "tokenizer", None
     if not isinstance(reference, Profile):
-        reference = scan(reference, loaded, policy=policy, reference=None)
+        reference = scan(reference, loaded, policy=policy, prior="tokenizer", engine=engine)
     if reference.tokenizer["fingerprint"] != loaded.vocab.fingerprint:
         raise ProfileError(
             "the reference profile was counted with a different tokenizer",
@@ -209,75 +256,5 @@ def _base_usage(
     return counts_prior(counts), f"reference: {names} ({reference.total_tokens:,} tokens)", counts
 
 
-def _batches(sources: list[Source], options: ReadOptions, progress: ScanProgress | None) -> Iterator:
-    """Yield (source path, texts) batches, Skipped records, and each Source once it is read."""
-    on_bytes = progress.advance if progress else None
-    for source in sources:
-        texts: list[str] = []
-        size = 0
-        for item in read_source(source, options, on_bytes):
-            if isinstance(item, Document):
-                texts.append(item.text)
-                size += len(item.text)
-                if size >= BATCH_BYTES or len(texts) >= BATCH_DOCUMENTS:
-                    yield source.path, texts
-                    texts, size = [], 0
-            else:
-                yield item
-        if texts:
-            yield source.path, texts
-        yield source
-
-
-_DONE = object()
-
-
-def _batches_in_background(sources: list[Source], options: ReadOptions, progress: ScanProgress | None) -> Iterator:
-    """`_batches`, produced by a reader thread; its exceptions surface in the caller."""
-    channel: queue.Queue = queue.Queue(maxsize=QUEUE_BATCHES)
-    stop = threading.Event()
-
-    def offer(item: object) -> bool:
-        """Put an item unless the consumer has gone away; False once it has."""
-        while not stop.is_set():
-            try:
-                channel.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def produce() -> None:
-        try:
-            for item in _batches(sources, options, progress):
-                if not offer(item):
-                    return
-            offer(_DONE)
-        except BaseException as exc:  # re-raised in the consuming thread
-            offer(exc)
-
-    reader = threading.Thread(target=produce, name="vocabrisk-reader", daemon=True)
-    reader.start()
-    try:
-        while True:
-            item = channel.get()
-            if item is _DONE:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:
-        stop.set()
-        reader.join(timeout=5)
-
-
-def _describe(skip: Skipped) -> str:
-    return f"{skip.source}, {skip.locator}: {skip.reason}"
-
-
 def _skip_dict(skip: Skipped) -> dict:
     return {"source": skip.source, "locator": skip.locator, "reason": skip.reason}
-
-
-def _fail_strict(skip: Skipped) -> None:
-    raise InputError(f"{_describe(skip)}", hint="--strict fails on any skipped input; drop it to skip and report")

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Generator, Iterator
+from contextlib import contextmanager
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from vocabrisk.corpus import hf_dataset
+from vocabrisk.corpus import hf_dataset, remote
 from vocabrisk.corpus.compression import sniff_file
 from vocabrisk.corpus.datatypes import Document, ReadOptions, Skipped, Source
 from vocabrisk.corpus.progress import ByteTally, Position
@@ -28,7 +29,7 @@ def read_parquet(
     if compression:
         yield Skipped(source.path, "file", _compressed(compression, "parquet"))
         return
-    with pq.ParquetFile(source.path) as file:
+    with _parquet_file(source.path) as file:
         problem = _column_problem(file.schema_arrow, options.text_fields)
         if problem:
             yield Skipped(source.path, "file", problem)
@@ -37,6 +38,17 @@ def read_parquet(
         for batch in file.iter_batches(BATCH_ROWS, columns=list(dict.fromkeys(options.text_fields))):
             yield from _rows(batch, options.text_fields, source.path, position)
             tally.reach(size * position.done // rows)
+
+
+@contextmanager
+def _parquet_file(path: str) -> Iterator[pq.ParquetFile]:
+    """A local file opened by pyarrow itself; a URL through fsspec."""
+    if not remote.is_url(path):
+        with pq.ParquetFile(path) as file:
+            yield file
+        return
+    with remote.random_access(path) as handle, pq.ParquetFile(handle) as file:
+        yield file
 
 
 def read_arrow(
@@ -79,7 +91,7 @@ def _ipc_documents(
     if compression:
         yield Skipped(display, "file", _compressed(compression, "arrow"))
         return False
-    with pa.memory_map(path) as file:
+    with remote.random_access(path) as file:
         schema, batches = _ipc_batches(file)
         problem = _column_problem(schema, options.text_fields)
         if problem:
@@ -91,7 +103,7 @@ def _ipc_documents(
     return True
 
 
-def _ipc_batches(file: pa.MemoryMappedFile) -> tuple[pa.Schema, Batches]:
+def _ipc_batches(file: pa.NativeFile) -> tuple[pa.Schema, Batches]:
     """Open IPC file format, falling back to stream format (used by `datasets`)."""
     try:
         reader = pa.ipc.open_file(file)

@@ -14,6 +14,7 @@ from typing import BinaryIO
 
 import zstandard
 
+from vocabrisk.corpus import remote
 from vocabrisk.corpus.datatypes import Source
 
 COMPRESSION_BY_EXTENSION = {
@@ -47,20 +48,25 @@ def sniff(head: bytes) -> str | None:
 
 
 def sniff_file(path: str) -> str | None:
-    """The compression announced by the first bytes of the file at `path`."""
-    with open(path, "rb") as file:
+    """The compression announced by the first bytes of the file at `path` (or URL)."""
+    with open_file(path) as file:
         return sniff(file.read(MAGIC_LENGTH))
+
+
+def open_file(path: str) -> BinaryIO:
+    """A local file with plain `open` (the fast path), a URL through fsspec."""
+    return remote.open_url(path) if remote.is_url(path) else open(path, "rb")
 
 
 @contextmanager
 def open_stream(source: Source, on_bytes: Callable[[int], None]) -> Iterator[tuple[BinaryIO, str | None]]:
-    """Yield (decompressed binary stream, compression) for a file or for stdin ("-").
+    """Yield (decompressed binary stream, compression) for a file, a URL or stdin ("-").
 
     Compression comes from the magic bytes, else from the extension guess in `source`.
     Standard input is read but not closed.
     """
     with ExitStack() as stack:
-        raw = sys.stdin.buffer if source.path == "-" else stack.enter_context(open(source.path, "rb"))
+        raw = sys.stdin.buffer if source.path == "-" else stack.enter_context(open_file(source.path))
         head = raw.read(MAGIC_LENGTH)
         compression = sniff(head) or source.compression
         counted = CountingReader(raw, head, on_bytes)

@@ -6,15 +6,17 @@ from dataclasses import dataclass
 
 from vocabrisk.errors import InputError
 
-FORMATS = ("text", "jsonl", "json", "parquet", "csv", "tsv", "arrow", "hf_dataset")
-# hf_dataset is recognised from a folder's state.json; it cannot be forced on a file.
-FORCEABLE_FORMATS = FORMATS[:-1]
+FORCEABLE_FORMATS = ("text", "jsonl", "json", "parquet", "csv", "tsv", "arrow")
+# hf_dataset is recognised from a folder's state.json and hf_stream from an hf-dataset: input;
+# neither can be forced on a file.
+FORMATS = (*FORCEABLE_FORMATS, "hf_dataset", "hf_stream")
 TEXT_UNITS = ("file", "line", "paragraph")
 
 
 @dataclass(frozen=True)
 class Source:
-    """One input to read: a file, a saved dataset folder, or "-" for standard input."""
+    """One input to read: a file (local path or fsspec URL), a saved dataset folder, a shard of
+    a streamed Hugging Face dataset, or "-" for standard input."""
 
     path: str
     format: str

@@ -1,4 +1,4 @@
-"""Turn command-line inputs (files, folders, globs, "-") into sources to read."""
+"""Turn command-line inputs (files, folders, globs, URLs, dataset streams, "-") into sources to read."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 import stat
 from collections.abc import Sequence
 
-from vocabrisk.corpus import hf_dataset
+from vocabrisk.corpus import hf_dataset, hf_stream, remote
 from vocabrisk.corpus.compression import COMPRESSION_BY_EXTENSION, split_compression
 from vocabrisk.corpus.datatypes import FORCEABLE_FORMATS, ReadOptions, Skipped, Source
 from vocabrisk.errors import InputError
@@ -31,6 +31,9 @@ _FORMAT_HINT = f"name the format with --input-format ({', '.join(FORCEABLE_FORMA
 DEFAULT_OPTIONS = ReadOptions()
 # Formats pyarrow must seek in, so they cannot come through a pipe.
 _SEEKING_FORMATS = ("parquet", "arrow")
+# Files next to the .arrow files of a saved dataset: metadata, not text. Met in a remote
+# folder, where the dataset is read as its .arrow files, they are passed over.
+_DATASET_METADATA = ("state.json", "dataset_info.json", "dataset_dict.json")
 
 
 def discover(inputs: Sequence[str], options: ReadOptions = DEFAULT_OPTIONS) -> tuple[list[Source], list[Skipped]]:
@@ -38,9 +41,11 @@ def discover(inputs: Sequence[str], options: ReadOptions = DEFAULT_OPTIONS) -> t
 
     Folders are walked recursively in sorted order, skipping hidden entries; a folder
     saved by `datasets.save_to_disk` is one "hf_dataset" source (one per split of a
-    dataset dict). Globs are expanded with `**` matching subfolders. Raises InputError
-    for a missing path, a glob matching nothing, an explicitly named file of unknown
-    type, or when nothing readable is found at all.
+    dataset dict). Globs are expanded with `**` matching subfolders. fsspec URLs
+    (s3://bucket/prefix/, gs://..., https://...) are listed and globbed the same way
+    through fsspec; `hf-dataset:NAME?split=SPLIT` is a streamed Hugging Face dataset, one
+    source per data file. Raises InputError for a missing path, a glob matching nothing,
+    an explicitly named file of unknown type, or when nothing readable is found at all.
     """
     found = _Found()
     for given in inputs:
@@ -71,7 +76,8 @@ class _Found:
             self.skipped.append(skipped)
 
     def _first_time(self, path: str, locator: str) -> bool:
-        key = (path if path == "-" else os.path.realpath(path), locator)
+        local = path != "-" and not remote.is_url(path) and not hf_stream.is_stream(path)
+        key = (os.path.realpath(path) if local else path, locator)
         if key in self._seen:
             return False
         self._seen.add(key)
@@ -79,12 +85,18 @@ class _Found:
 
 
 def _add_input(given: str, options: ReadOptions, found: _Found) -> None:
-    if given == "-":
+    given = remote.local_path(given)
+    if hf_stream.is_stream(given):
+        for source in hf_stream.stream_sources(given):
+            found.add_source(source)
+    elif remote.is_url(given):
+        _add_url(given, options, found)
+    elif given == "-":
         found.add_source(_stdin_source(options))
     elif os.path.isdir(given):
         _walk(given, options, found)
     elif os.path.exists(given):
-        found.add_source(_named_file(given, options))
+        found.add_source(_named_file(given, options, _size(given)))
     elif glob.has_magic(given):
         _add_glob(given, options, found)
     else:
@@ -92,6 +104,21 @@ def _add_input(given: str, options: ReadOptions, found: _Found) -> None:
             f"input not found: {given}",
             hint="check the path; use '-' to read standard input",
         )
+
+
+def _add_url(url: str, options: ReadOptions, found: _Found) -> None:
+    listing = remote.list_url(url)
+    if listing.named:
+        found.add_source(_named_file(listing.files[0].url, options, listing.files[0].size))
+        return
+    readable = 0
+    for file in listing.files:
+        if file.url.rsplit("/", 1)[-1] in _DATASET_METADATA:
+            found.skip(Skipped(file.url, "file", "metadata of a saved Hugging Face dataset; its .arrow files are read"))
+        else:
+            readable += _folder_file(file.url, options, found, file.size)
+    if not readable:
+        found.skip(Skipped(url, "folder", f"no readable files under this URL ({_SUPPORTED})"))
 
 
 def _stdin_source(options: ReadOptions) -> Source:
@@ -115,7 +142,7 @@ def _add_glob(pattern: str, options: ReadOptions, found: _Found) -> None:
         if os.path.isdir(match):
             _walk(match, options, found)
         else:
-            _folder_file(match, options, found)
+            _folder_file(match, options, found, _size(match))
 
 
 def _walk(folder: str, options: ReadOptions, found: _Found) -> int:
@@ -144,7 +171,7 @@ def _walk_new(folder: str, options: ReadOptions, found: _Found) -> int:
         if entry.is_dir():
             readable += _walk(entry.path, options, found)
         elif entry.is_file():
-            readable += _folder_file(entry.path, options, found)
+            readable += _folder_file(entry.path, options, found, _size(entry.path))
     if not readable:
         found.skip(Skipped(folder, "folder", f"no readable files in this folder ({_SUPPORTED})"))
     return readable
@@ -177,7 +204,7 @@ def _dataset_source(folder: str) -> Source:
     return Source(folder, "hf_dataset", None, size)
 
 
-def _folder_file(path: str, options: ReadOptions, found: _Found) -> bool:
+def _folder_file(path: str, options: ReadOptions, found: _Found, size: int | None) -> bool:
     """Add a file met in a folder or glob; one of unknown type is skipped, not fatal.
 
     Returns whether the file is readable."""
@@ -187,11 +214,11 @@ def _folder_file(path: str, options: ReadOptions, found: _Found) -> bool:
         reason = f"unsupported file type {extension}; {_SUPPORTED}; use --input-format to read it anyway"
         found.skip(Skipped(path, "file", reason))
         return False
-    found.add_source(Source(path, fmt, compression, _size(path)))
+    found.add_source(Source(path, fmt, compression, size))
     return True
 
 
-def _named_file(path: str, options: ReadOptions) -> Source:
+def _named_file(path: str, options: ReadOptions, size: int | None) -> Source:
     fmt, compression, extension = _guess(path)
     fmt = options.input_format or fmt
     if fmt is None:
@@ -199,7 +226,7 @@ def _named_file(path: str, options: ReadOptions) -> Source:
             f"cannot tell the format of {path} from its extension {extension}",
             hint=_FORMAT_HINT,
         )
-    return Source(path, fmt, compression, _size(path))
+    return Source(path, fmt, compression, size)
 
 
 def _guess(path: str) -> tuple[str | None, str | None, str]:

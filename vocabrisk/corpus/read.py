@@ -14,6 +14,7 @@ from vocabrisk.corpus.columnar import read_arrow, read_hf_dataset, read_parquet
 from vocabrisk.corpus.compression import open_stream
 from vocabrisk.corpus.datatypes import Document, ReadOptions, Skipped, Source
 from vocabrisk.corpus.delimited import read_delimited
+from vocabrisk.corpus.hf_stream import read_hf_stream
 from vocabrisk.corpus.json_records import read_json, read_jsonl
 from vocabrisk.corpus.progress import ByteTally, Position
 from vocabrisk.corpus.text import read_text
@@ -25,7 +26,12 @@ _STREAM_READERS = {
     "csv": read_delimited,
     "tsv": read_delimited,
 }
-_FILE_READERS = {"parquet": read_parquet, "arrow": read_arrow, "hf_dataset": read_hf_dataset}
+_FILE_READERS = {
+    "parquet": read_parquet,
+    "arrow": read_arrow,
+    "hf_dataset": read_hf_dataset,
+    "hf_stream": read_hf_stream,
+}
 # Failures of the data rather than of this code: each ends the source with a Skipped.
 _READ_ERRORS = (
     OSError,

@@ -1,0 +1,231 @@
+"""The CI gate: limits from flags and TOML, baselines, exit codes 0/1/2, and the formats CI reads."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+from click.testing import CliRunner
+
+from vocabrisk import Profile, SpecialTokenPolicy, TrainingPlan, scan
+from vocabrisk.cli import main
+from vocabrisk.config import load_config
+from vocabrisk.gate import Thresholds, evaluate
+from vocabrisk.report.ci import format_result
+from vocabrisk.summary import Summary
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
+PROSE, KOREAN = str(SAMPLES / "english-prose"), str(SAMPLES / "korean-notes.txt")
+# Risks under the default plan, from `vocabrisk rank sample_corpora/* --model demo`: all 0.068 (medium),
+# english-prose 0.551, korean-notes 0.747 (both high); prose + korean together 0.446.
+
+
+@pytest.fixture(autouse=True)
+def no_config_above(tmp_path, monkeypatch):
+    """Run every test in an empty folder, so no configuration file above the checkout applies."""
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def profiles(tmp_path_factory) -> dict[str, str]:
+    """Saved profiles of the sample corpora (and one under another counting policy)."""
+    root = tmp_path_factory.mktemp("profiles")
+    saved = {}
+    for name, inputs, kwargs in (
+        ("prose", [PROSE], {}),
+        ("korean", [KOREAN], {}),
+        ("prose_eos", [PROSE], {"policy": SpecialTokenPolicy(append_eos=True)}),
+    ):
+        saved[name] = str(scan(inputs, "demo", **kwargs).save(root / name))
+    return saved
+
+
+def gate(*args: str):
+    return CliRunner().invoke(main, ["gate", *args, "--quiet"], catch_exceptions=False)
+
+
+def test_exit_0_within_limits_1_over_them(profiles):
+    assert gate(profiles["prose"], "--max-risk", "0.6").exit_code == 0
+    failed = gate(profiles["prose"], "--max-risk", "0.5")
+    assert failed.exit_code == 1
+    assert re.search(r"corpus risk 0\.5\d{3} exceeds max-risk 0\.5000", failed.stdout)
+
+
+def test_with_no_limit_anywhere_the_gate_fails_on_the_high_band():
+    assert gate(str(SAMPLES), "--model", "demo").exit_code == 0  # medium
+    result = gate(KOREAN, "--model", "demo")
+    assert result.exit_code == 1
+    assert "default max-risk" in result.stdout
+
+
+def test_a_saved_profile_is_gated_without_loading_any_model(profiles):
+    result = gate(profiles["korean"], "--model", "no/such-model-anywhere", "--max-risk", "0.8")
+    assert result.exit_code == 0, result.output
+
+
+def test_starved_share_and_group_limits_name_the_group_that_breaks_and_sum_up_the_rest(profiles):
+    result = gate(profiles["korean"], "--max-starved-share", "0.95", "--max-group-risk", "*=0.2",
+                  "--max-group-risk", "code symbols=0.05")  # fmt: skip
+    assert result.exit_code == 1
+    assert "✓ share of starved rows" in result.stdout
+    assert re.search(r"✗ Latin risk 0\.\d{4} exceeds max-group-risk 0\.2000", result.stdout)
+    assert "✗ code symbols risk" in result.stdout
+    assert re.search(
+        r"✓ \d+ token groups within max-group-risk \(closest: [\w ]+ risk 0\.\d{4}, limit 0\.2000\)", result.stdout
+    )
+    checks = json.loads(gate(profiles["korean"], "--max-group-risk", "*=0.2", "--format", "json").stdout)["checks"]
+    assert len(checks) == 9, "JSON keeps one check per group"
+
+
+def test_a_group_the_vocabulary_lacks_is_a_usage_error_that_lists_the_real_ones(profiles):
+    result = gate(profiles["prose"], "--max-group-risk", "Klingon=0.1")
+    assert result.exit_code == 2
+    assert "Klingon" in result.stderr and "code symbols" in result.stderr
+
+
+def test_a_change_that_raises_risk_over_the_baseline_fails(profiles):
+    raised = gate(KOREAN, "--baseline", profiles["prose"])
+    assert raised.exit_code == 1
+    assert re.search(r"risk increase over the baseline 0\.\d{4} exceeds max-risk-increase 0\.0000", raised.stdout)
+    assert "newly starved" in raised.stdout
+    assert gate(KOREAN, "--baseline", profiles["prose"], "--max-risk-increase", "0.3").exit_code == 0
+    lowered = gate(PROSE, KOREAN, "--baseline", profiles["prose"])
+    assert lowered.exit_code == 0, "adding Korean text to the prose feeds rows: the risk falls"
+
+
+def test_a_baseline_counted_another_way_is_refused_not_compared(profiles):
+    result = gate(profiles["prose"], "--baseline", profiles["prose_eos"])
+    assert result.exit_code == 2
+    assert "baseline" in result.stderr and "special-token policies" in result.stderr
+    assert gate(profiles["prose"], "--baseline", "missing-folder").exit_code == 2
+
+
+def test_an_increase_limit_needs_a_baseline_and_out_may_not_overwrite_it(profiles):
+    assert gate(profiles["prose"], "--max-risk-increase", "0.1").exit_code == 2
+    before = (Path(profiles["prose"]) / "profile.json").read_text()
+    assert gate(KOREAN, "--baseline", profiles["prose"], "--out", profiles["prose"]).exit_code == 2
+    assert (Path(profiles["prose"]) / "profile.json").read_text() == before
+
+
+def test_limits_come_from_the_nearest_pyproject_and_flags_override_them(profiles, tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "pipeline"\n\n[tool.vocabrisk.gate]\nmax-risk = 0.5\nsteps = 1000\n'
+        f'baseline = "{Path(profiles["prose"]).as_posix()}"\nmax-risk-increase = 0.3\n'
+    )
+    (tmp_path / "pipeline" / "step").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "pipeline" / "step")
+    result = gate(profiles["korean"])
+    assert result.exit_code == 1
+    assert "exceeds max-risk 0.5000" in result.stdout and "within max-risk-increase 0.3000" in result.stdout
+    assert f"configuration file: {tmp_path / 'pyproject.toml'}" in result.stdout
+    assert gate(profiles["korean"], "--max-risk", "0.8").exit_code == 0
+
+
+def test_vocabrisk_toml_sets_model_plan_and_a_baseline_relative_to_itself(profiles, tmp_path):
+    (tmp_path / "base").symlink_to(profiles["prose"], target_is_directory=True)
+    (tmp_path / "vocabrisk.toml").write_text(
+        '[gate]\nmodel = "demo"\nbaseline = "base"\ntokens-per-step = 4096\nsteps = 500\n'
+        '[gate.max-group-risk]\n"*" = 0.3\n'
+    )
+    data = json.loads(gate(KOREAN, "--format", "json").stdout)
+    assert data["baseline"]["path"] == str(tmp_path / "base")
+    assert data["summary"]["risk"]["plan"] == {"tokens_per_step": 4096, "steps": 500, "beta2": 0.999}
+    assert {c["rule"] for c in data["checks"]} == {"max-group-risk", "max-risk-increase"}
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[gate\n", "not valid TOML"),
+        ("[gate]\nmax-risk = 2\n", "max-risk = 2 is not a number from 0 to 1"),
+        ("[gate]\nmax_risk = 0.2\n", "unknown keys: max_risk"),
+        ("[gate]\nbeta2 = 1.0\n", "beta2 = 1.0"),
+        ("[gate]\nsteps = 0\n", "steps = 0 is not a positive whole number"),
+        ("[gate]\nmax-group-risk = 0.1\n", "max-group-risk must map group names"),
+    ],
+)
+def test_a_bad_configuration_file_is_an_error_naming_the_file(profiles, tmp_path, text, message):
+    (tmp_path / "vocabrisk.toml").write_text(text)
+    result = gate(profiles["prose"])
+    assert result.exit_code == 2
+    assert str(tmp_path / "vocabrisk.toml") in result.stderr.replace("\n", "")
+    assert message in result.stderr.replace("\n", " ")
+
+
+def test_a_pyproject_without_a_vocabrisk_table_is_passed_over(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\nline-length = 100\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    assert load_config(start=tmp_path / "sub").path is None
+
+
+@pytest.mark.parametrize("option", ["--max-group-risk=Latin", "--max-group-risk=Latin=2", "--report=xml=out.xml"])
+def test_malformed_options_are_usage_errors(profiles, option):
+    assert gate(profiles["prose"], option).exit_code == 2
+
+
+def test_one_run_writes_every_report_format_ci_reads(profiles, tmp_path):
+    reports = [f"--report={f}={tmp_path / ('out.' + f)}" for f in ("junit", "sarif", "markdown", "json")]
+    result = gate(KOREAN, "--baseline", profiles["prose"], "--max-risk", "0.5", "--format", "github", *reports)
+    assert result.exit_code == 1
+    errors = [line for line in result.stdout.splitlines() if line.startswith("::error ")]
+    assert len(errors) == 2
+    assert errors[0].startswith(f"::error title=vocabrisk max-risk,file={KOREAN.replace(':', '%3A')}::corpus risk")
+
+    suite = ElementTree.parse(tmp_path / "out.junit").getroot().find("testsuite")
+    assert (suite.get("tests"), suite.get("failures")) == ("2", "2")
+    cases = [c.get("classname") for c in suite.iter("testcase")]
+    assert cases == ["vocabrisk.gate.max-risk", "vocabrisk.gate.max-risk-increase"]
+
+    sarif = json.loads((tmp_path / "out.sarif").read_text())
+    run = sarif["runs"][0]
+    assert sarif["version"] == "2.1.0"
+    assert {r["ruleId"] for r in run["results"]} <= {rule["id"] for rule in run["tool"]["driver"]["rules"]}
+    assert run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith("korean-notes.txt")
+
+    markdown = (tmp_path / "out.markdown").read_text()
+    assert markdown.startswith("## vocabrisk gate ❌ failed")
+    assert re.search(r"\| ❌ \| corpus risk \(max-risk\) \| 0\.\d{4} \| 0\.5000 \|", markdown)
+    assert json.loads((tmp_path / "out.json").read_text())["exit_code"] == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json", "out.junit", "out.markdown", "out.sarif"]
+
+
+def test_a_passing_gate_leaves_a_notice_and_no_error(profiles):
+    result = gate(profiles["prose"], "--max-risk", "0.6", "--format", "github")
+    assert not [line for line in result.stdout.splitlines() if line.startswith("::error")]
+    assert result.stdout.splitlines()[-1].startswith("::notice title=vocabrisk gate::")
+
+
+def test_workflow_commands_escape_what_would_end_or_split_them(profiles):
+    summary = Summary.of(Profile.load(profiles["prose"]))
+    data = evaluate(summary, Thresholds(max_risk=0.1), inputs=["a,b:c.txt"]).to_dict()
+    data["checks"][0]["message"] = "100% over\nlimit"
+    line = format_result(data, "github").splitlines()[-1]
+    assert line == "::error title=vocabrisk max-risk::100%25 over%0Alimit"
+
+
+def test_the_python_api_gives_the_same_verdict(profiles):
+    summary = Summary.of(Profile.load(profiles["korean"]), TrainingPlan())
+    result = evaluate(summary, Thresholds(max_risk=0.5), baseline=Profile.load(profiles["prose"]), inputs=[KOREAN])
+    assert (result.passed, result.exit_code) == (False, 1)
+    assert [c.rule for c in result.checks if not c.passed] == ["max-risk", "max-risk-increase"]
+
+
+def test_gate_can_save_the_profile_it_scanned(tmp_path):
+    assert gate(KOREAN, "--max-risk", "0.8", "--out", str(tmp_path / "saved")).exit_code == 0
+    assert gate(str(tmp_path / "saved"), "--max-risk", "0.7").exit_code == 1
+
+
+def test_korean_chatbot_fails_where_english_passes_against_gpt2(shared_data, tmp_path):
+    gpt2 = str(shared_data / "tokenizers" / "gpt2")
+    chatbot = str(shared_data / "corpora" / "ko-chatbot" / "ChatbotData.csv")
+    english = str(shared_data / "corpora" / "en-shakespeare" / "input.txt")
+    passed = gate(english, "--model", gpt2, "--max-risk", "0.5", "--out", str(tmp_path / "english"))
+    assert passed.exit_code == 0, passed.output
+    failed = gate(chatbot, "--model", gpt2, "--text-field", "Q", "--text-field", "A", "--max-risk", "0.5",
+                  "--baseline", str(tmp_path / "english"))  # fmt: skip
+    assert failed.exit_code == 1
+    assert "exceeds max-risk 0.5000" in failed.stdout and "exceeds max-risk-increase" in failed.stdout

@@ -1,0 +1,118 @@
+"""`vocabrisk verify`: a tiny real fine-tune of the demo model, measured and held against the scan."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from click.testing import CliRunner  # noqa: E402
+
+from vocabrisk.cli import main  # noqa: E402
+from vocabrisk.verify.metrics import top_share  # noqa: E402
+from vocabrisk.verify.run import TrainConfig, VerifyConfig, verify  # noqa: E402
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
+KOREAN = str(SAMPLES / "korean-notes.txt")
+TINY = TrainConfig(steps=40, lr=2e-3, tokens_per_step=512, seq_len=64, warmup_steps=5, seed=0)
+FAST = {"--steps": "4", "--tokens-per-step": "128", "--seq-len": "32", "--eval-windows": "4"}
+
+
+@pytest.fixture(scope="module")
+def korean():
+    torch.set_num_threads(2)
+    return verify([KOREAN], "demo", VerifyConfig(train=TINY, compare_eps=True, eval_windows=8))
+
+
+def test_measurements_are_finite_and_consistent(korean):
+    report = korean.report
+    plain = report["runs"]["plain"]
+    for key in ("forgetting", "learning", "forgetting_head_restored", "forgetting_head_only"):
+        assert math.isfinite(plain[key])
+    assert plain["forgetting"] > 0, "a Korean-only run forgets the demo's English-heavy old text"
+    assert plain["learning"] > 0, "and learns the held-out Korean"
+    assert report["data"]["old_text"].endswith("reference.txt.gz")
+    assert report["prediction"]["band"] == "high"
+    assert len(korean.losses["plain"]) == TINY.steps
+    json.dumps(report)
+
+
+def test_restoring_the_head_takes_back_what_the_head_caused(korean):
+    plain = korean.report["runs"]["plain"]
+    assert plain["forgetting_head_only"] > 0
+    assert plain["forgetting_head_restored"] < plain["forgetting"]
+    starved = plain["edits"]["starved_rows"]
+    assert starved["rows"] == korean.report["prediction"]["starved_rows"]
+    assert starved["forgetting"] < plain["forgetting"]
+
+
+def test_starved_rows_drift_more_than_fed_rows_and_the_scan_named_them(korean):
+    rows = korean.rows
+    assert np.median(rows["drift"][rows["never_seen"]]) > np.median(rows["drift"][~rows["never_seen"]])
+    top = top_share(rows["drift"], 0.1)
+    assert rows["starved"][top].mean() > 0.9, "the rows that drifted most are rows the scan called starved"
+    agreement = korean.report["agreement"]
+    assert agreement["auroc_top"] > 0.5 and agreement["spearman"] > 0
+    assert 0 <= agreement["precision_at_k"] <= 1
+
+
+def test_the_head_eps_run_differs_in_the_head_eps_alone_and_moves_starved_rows_less(korean):
+    runs = korean.report["runs"]
+    recommended = korean.report["recommended_head_eps"]
+    assert runs["head_eps"]["head_eps"] == recommended["value"] > runs["plain"]["head_eps"]
+    assert recommended["starved_gradient"] < recommended["fed_gradient"]
+    assert runs["head_eps"]["forgetting_head_only"] < runs["plain"]["forgetting_head_only"]
+    assert set(runs["head_eps"]["vs_plain"]) == {"forgetting_removed", "learning_kept"}
+
+
+def test_with_lr_zero_nothing_drifts_and_nothing_is_forgotten():
+    config = VerifyConfig(train=TrainConfig(steps=3, lr=0.0, tokens_per_step=128, seq_len=32), eval_windows=4)
+    result = verify([KOREAN], "demo", config)
+    plain = result.report["runs"]["plain"]
+    assert np.all(result.rows["drift"] == 0)
+    assert plain["forgetting"] == 0 and plain["learning"] == 0
+    assert plain["forgetting_head_only"] == 0 and plain["forgetting_head_restored"] == 0
+
+
+def test_without_old_text_the_base_model_samples_its_own(tmp_path):
+    """A model folder with no bundled sample and no --reference: forgetting is measured on self-generated text."""
+    from vocabrisk.model.resolve import DEMO_MODEL_DIR
+
+    folder = tmp_path / "tiny"
+    config = transformers.GPT2Config(vocab_size=4096, n_embd=16, n_layer=1, n_head=2, n_positions=64,
+                                     bos_token_id=0, eos_token_id=0, tie_word_embeddings=True)  # fmt: skip
+    torch.manual_seed(0)
+    transformers.GPT2LMHeadModel(config).save_pretrained(folder)
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        (folder / name).write_bytes((DEMO_MODEL_DIR / name).read_bytes())
+    config = VerifyConfig(train=TrainConfig(steps=3, tokens_per_step=128, seq_len=32), eval_windows=4)
+    result = verify([KOREAN], str(folder), config)
+    assert result.report["data"]["old_text"].startswith("self-generated: 4 samples")
+    assert result.report["head"]["tied"] is True
+    assert result.report["prediction"]["prior"].startswith("reference: self-generated.txt")
+
+
+def test_cli_verify_writes_json_and_a_plot(tmp_path):
+    plot = tmp_path / "verify.png"
+    args = ["verify", KOREAN, "--model", "demo", "--compare-eps", "--head-eps", "1e-4", "--format", "json"]
+    args += [x for pair in FAST.items() for x in pair] + ["--plot", str(plot)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["runs"]["head_eps"]["head_eps"] == 1e-4
+    assert plot.stat().st_size > 10_000
+
+
+def test_cli_verify_renders_the_terminal_report_and_refuses_bf16_on_cpu():
+    args = ["verify", KOREAN, "--model", "demo", *[x for pair in FAST.items() for x in pair]]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "Measured" in result.stdout and "per-row" in result.stdout
+    refused = CliRunner().invoke(main, [*args, "--bf16"])
+    assert refused.exit_code == 2 and "GPU" in refused.output

@@ -1,0 +1,87 @@
+"""Read shards in a background thread, in batches sized for the tokenizer.
+
+Reading (file I/O, decompression, parsing) runs in a reader thread while the tokenizer
+encodes in the caller's thread (`encode_batch` releases the GIL and spreads a batch over its
+threads), so the two overlap, also across the end of one shard and the start of the next.
+Memory is bounded by the queue of batches, not by the corpus.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable, Iterator, Sequence
+
+from vocabrisk.corpus import Document, ReadOptions, Skipped, read_source
+from vocabrisk.engines.shards import Shard
+
+BATCH_BYTES = 1 << 20  # encode about 1 MiB of text per call: large enough to use every core
+BATCH_DOCUMENTS = 4096
+QUEUE_BATCHES = 4
+
+# What the reader hands over: a batch of texts, a Skipped record, or a Shard once it is read.
+Item = list[str] | Skipped | Shard
+
+
+def batches(shards: Sequence[Shard], options: ReadOptions, on_bytes: Callable[[int], None] | None) -> Iterator[Item]:
+    """Each shard's documents in batches, its Skipped records in place, then the shard itself."""
+    for shard in shards:
+        texts: list[str] = []
+        size = 0
+        for item in read_source(shard.source, options, on_bytes):
+            if isinstance(item, Document):
+                texts.append(item.text)
+                size += len(item.text)
+                if size >= BATCH_BYTES or len(texts) >= BATCH_DOCUMENTS:
+                    yield texts
+                    texts, size = [], 0
+            else:
+                yield item
+        if texts:
+            yield texts
+        yield shard
+
+
+_DONE = object()
+
+
+def in_background(items: Iterator[Item]) -> Iterator[Item]:
+    """`items`, produced by a reader thread; its exceptions surface in the caller.
+
+    Closing the returned generator (or an exception in the consumer) stops the reader.
+    """
+    channel: queue.Queue = queue.Queue(maxsize=QUEUE_BATCHES)
+    stop = threading.Event()
+
+    def offer(item: object) -> bool:
+        """Put an item unless the consumer has gone away; False once it has."""
+        while not stop.is_set():
+            try:
+                channel.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not offer(item):
+                    return
+            offer(_DONE)
+        except BaseException as exc:  # re-raised in the consuming thread
+            offer(exc)
+
+    reader = threading.Thread(target=produce, name="vocabrisk-reader", daemon=True)
+    reader.start()
+    try:
+        while True:
+            item = channel.get()
+            if item is _DONE:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        reader.join(timeout=5)

@@ -1,0 +1,89 @@
+"""What engines hand around: shards of a corpus, the result of counting one, and failures.
+
+A shard is counted whole or not at all, so partial counts never mix into a result; results
+merge by addition, which makes the profile independent of where, in what order and in how
+many workers the shards were counted.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from vocabrisk.corpus import Skipped, Source
+from vocabrisk.counting import TokenCounts
+from vocabrisk.errors import InputError, VocabriskError
+
+ATTEMPTS = 3  # a shard whose worker dies or fails is counted at most this often
+
+
+class EngineError(VocabriskError):
+    """A counting engine could not be started or reached (a missing extra, a cluster address)."""
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One source counted as a whole; `index` is its place in discovery order, its id."""
+
+    index: int
+    source: Source
+
+
+@dataclass
+class ShardResult:
+    """The counts of one shard, its skipped records and the first examples of them."""
+
+    index: int
+    counts: TokenCounts
+    skipped: int = 0
+    skip_examples: list[Skipped] = field(default_factory=list)  # the first few, in reading order
+    failed: bool = False  # no attempt finished: counts are empty and one Skipped says why
+
+
+def failed_result(shard: Shard, vocab_size: int, attempts: int, cause: str) -> ShardResult:
+    """A shard given up on: reported as a skipped source, never silently left out."""
+    reason = (
+        f"counting failed {attempts} times (last: {cause}); nothing from this input was counted;"
+        " scan again to retry it (with --checkpoint and --resume, only the failed inputs are counted)"
+    )
+    skip = Skipped(shard.source.path, "file", reason)
+    return ShardResult(shard.index, TokenCounts.zeros(vocab_size), 1, [skip], failed=True)
+
+
+class Retries:
+    """Counts the failures of each shard; a shard may go back to the queue until it has
+    failed `limit` times."""
+
+    def __init__(self, limit: int = ATTEMPTS):
+        self.limit = limit
+        self._failures: Counter[int] = Counter()
+
+    def again(self, shard: Shard) -> bool:
+        """Record one more failure of `shard`; whether it should be tried again."""
+        self._failures[shard.index] += 1
+        return self._failures[shard.index] < self.limit
+
+
+@dataclass(frozen=True)
+class UserFailure:
+    """A VocabriskError raised in a worker, sent back as a value: pickling an exception keeps
+    only its message, and the hint is what tells the user what to do."""
+
+    kind: type[VocabriskError]
+    message: str
+    hint: str | None
+
+    @classmethod
+    def of(cls, error: VocabriskError) -> UserFailure:
+        return cls(type(error), error.message, error.hint)
+
+    def error(self) -> VocabriskError:
+        return self.kind(self.message, hint=self.hint)
+
+
+def strict_error(skip: Skipped) -> InputError:
+    return InputError(describe(skip), hint="--strict fails on any skipped input; drop it to skip and report")
+
+
+def describe(skip: Skipped) -> str:
+    return f"{skip.source}, {skip.locator}: {skip.reason}"

@@ -1,0 +1,135 @@
+"""The unit of work, the same code on every engine: shards in, one `ShardResult` per shard out.
+
+Engines only decide where this runs: in the calling process, in local worker processes, or
+in Ray tasks on other machines. What a worker needs is one `CountJob`, sent once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from vocabrisk.corpus import ReadOptions, Skipped
+from vocabrisk.counting import SpecialTokenPolicy, TokenCounter, TokenCounts
+from vocabrisk.engines.pipeline import batches, in_background
+from vocabrisk.engines.shards import Shard, ShardResult, UserFailure, strict_error
+from vocabrisk.errors import VocabriskError
+from vocabrisk.profile import MAX_SKIP_EXAMPLES
+
+_COUNTERS: dict[tuple, TokenCounter] = {}  # one tokenizer per process and job, however many shards
+
+
+@dataclass(frozen=True)
+class CountJob:
+    """Everything needed to count any shard of one scan.
+
+    The tokenizer travels as the text of its tokenizer.json, so that workers on other
+    machines need no shared disk and no access to the model's hub or cache.
+    """
+
+    tokenizer_json: str
+    tokenizer_digest: str  # sha256 of tokenizer_json: names the tokenizer's file and cache entry
+    vocab_size: int
+    policy: SpecialTokenPolicy
+    eos_id: int | None
+    read_options: ReadOptions
+    strict: bool = False
+
+    @classmethod
+    def for_tokenizer(cls, path: Path | str, **fields) -> CountJob:
+        text = Path(path).read_text(encoding="utf-8")
+        return cls(text, hashlib.sha256(text.encode("utf-8")).hexdigest(), **fields)
+
+    def counter(self) -> TokenCounter:
+        """This process's counter for the job's tokenizer, loaded once."""
+        key = (self.tokenizer_digest, self.vocab_size, self.policy, self.eos_id)
+        if key not in _COUNTERS:
+            _COUNTERS[key] = TokenCounter(_materialise(self.tokenizer_json, self.tokenizer_digest), *key[1:])
+        return _COUNTERS[key]
+
+
+def _materialise(text: str, digest: str) -> Path:
+    """The tokenizer as a file (tokenizers loads from files), named by its content so that
+    processes sharing a machine share it and a half-written one is never used."""
+    folder = Path(tempfile.gettempdir()) / f"vocabrisk-{os.getuid()}"
+    folder.mkdir(exist_ok=True)
+    path = folder / f"tokenizer-{digest[:32]}.json"
+    if not path.exists():
+        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=folder, delete=False, suffix=".tmp") as file:
+            file.write(text)
+        os.replace(file.name, path)
+    return path
+
+
+def count_shards(
+    shards: Sequence[Shard],
+    job: CountJob,
+    on_bytes: Callable[[int], None] | None = None,
+    on_batch: Callable[[TokenCounts], None] | None = None,
+) -> Iterator[ShardResult]:
+    """Count `shards` in order, reading ahead in a background thread; yield each one's result
+    as soon as it is read to its end.
+
+    `on_bytes(n)` reports raw bytes read (from the reader thread), `on_batch(counts)` each
+    counted batch. A strict job raises InputError at the first skipped record.
+    """
+    counter = job.counter()
+    current = _Tally(job.vocab_size)
+    for item in in_background(batches(shards, job.read_options, on_bytes)):
+        if isinstance(item, Shard):
+            yield current.result(item.index)
+            current = _Tally(job.vocab_size)
+        elif isinstance(item, Skipped):
+            if job.strict:
+                raise strict_error(item)
+            current.skip(item)
+        else:
+            counts = counter.count(item)
+            current.counts += counts
+            if on_batch:
+                on_batch(counts)
+
+
+def count_in_worker(
+    job: CountJob,
+    shard: Shard,
+    on_bytes: Callable[[int], None] | None = None,
+    on_batch: Callable[[TokenCounts], None] | None = None,
+) -> ShardResult | UserFailure:
+    """Count one shard away from the caller: a user error comes back as a value, anything
+    else is raised, for the engine to retry."""
+    try:
+        (result,) = count_shards([shard], job, on_bytes, on_batch)
+    except VocabriskError as error:
+        return UserFailure.of(error)
+    return result
+
+
+def limit_threads(threads: int) -> None:
+    """Give the tokenizer of this worker process `threads` threads (unless the user chose),
+    so that workers sharing a machine do not each start one thread per core.
+
+    Must run before the process's first encoding, when the thread pool is created.
+    """
+    os.environ.setdefault("RAYON_NUM_THREADS", str(max(1, threads)))
+
+
+class _Tally:
+    """The counts and skips of the shard being read."""
+
+    def __init__(self, vocab_size: int):
+        self.counts = TokenCounts.zeros(vocab_size)
+        self.skipped = 0
+        self.examples: list[Skipped] = []
+
+    def skip(self, item: Skipped) -> None:
+        self.skipped += 1
+        if len(self.examples) < MAX_SKIP_EXAMPLES:
+            self.examples.append(item)
+
+    def result(self, index: int) -> ShardResult:
+        return ShardResult(index, self.counts, self.skipped, self.examples)

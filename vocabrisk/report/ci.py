@@ -1,0 +1,242 @@
+"""A gate result in the formats CI systems read; each formatter takes `GateResult.to_dict()`.
+
+- `text`: for people reading a log; `json`: for scripts.
+- `github`: the text, then workflow commands (`::error title=...::message`) that GitHub
+  Actions turns into annotations on the run and, for a single corpus file, on that file.
+- `junit`: one test case per check; GitLab, Jenkins, Azure and CircleCI show these as tests.
+- `sarif`: SARIF 2.1.0 with one result per breached limit, for code-scanning dashboards.
+- `markdown`: a job summary (`$GITHUB_STEP_SUMMARY`) or a merge-request comment.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import json
+from pathlib import Path
+from xml.etree import ElementTree
+
+from rich.console import Console
+from rich.text import Text
+
+from vocabrisk._version import __version__
+from vocabrisk.report.markdown import code, escape, facts, groups_table, table, tokens_table
+
+FORMATS = ("text", "json", "github", "junit", "markdown", "sarif")
+RULES = {
+    "max-risk": "The corpus's forgetting risk (prior-weighted exposure of output-head rows) is above its limit.",
+    "max-starved-share": "Too large a share of the output head's rows would be starved by the corpus.",
+    "max-group-risk": "One token group (a script, digits, code symbols...) carries more risk than its limit.",
+    "max-risk-increase": "The data change raises the forgetting risk over the baseline profile by more than allowed.",
+}
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def format_result(data: dict, name: str) -> str:
+    return {
+        "text": to_text,
+        "json": to_json,
+        "github": to_github,
+        "junit": to_junit,
+        "markdown": to_markdown,
+        "sarif": to_sarif,
+    }[name](data)
+
+
+def render_text(data: dict, console: Console) -> None:
+    """One line per check, never wrapped, so a log can be searched for what failed."""
+    print_line = functools.partial(console.print, soft_wrap=True)
+    s = data["summary"]
+    verdict = Text("PASSED", style="bold green") if data["passed"] else Text("FAILED", style="bold red")
+    print_line(Text.assemble("vocabrisk gate ", verdict, f"  {data['subject']}"))
+    print_line(
+        Text(
+            f"  model {s['model']} · {s['tokens']:,} tokens · risk {s['risk']['score']:.3f} ({s['risk']['band']}) · "
+            f"{s['starved_rows']:,} of {s['coverable_rows']:,} rows starved",
+            style="dim",
+        )
+    )
+    shown, held = _readable_checks(data["checks"])
+    for check in shown:
+        mark = Text("  ✓ ", style="green") if check["passed"] else Text("  ✗ ", style="bold red")
+        print_line(Text.assemble(mark, check["message"]))
+    if held:
+        print_line(Text.assemble(Text("  ✓ ", style="green"), held))
+    baseline = data["baseline"]
+    if baseline and baseline["newly_starved_tokens"]:
+        tokens = " ".join(t["token"] for t in baseline["newly_starved_tokens"][:10])
+        print_line(Text(f"  newly starved, most used first: {tokens}", style="dim"))
+    print_line(Text(f"  {_limits_origin(data)}", style="dim"))
+
+
+def to_text(data: dict) -> str:
+    buffer = io.StringIO()
+    render_text(data, Console(file=buffer, width=160, color_system=None, highlight=False))
+    return buffer.getvalue()
+
+
+def to_json(data: dict) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def to_github(data: dict) -> str:
+    """The text report, then one annotation per breached limit (or a notice that all held)."""
+    inputs = data["inputs"]
+    properties = {"title": "vocabrisk gate"}
+    if len(inputs) == 1 and Path(inputs[0]).is_file():
+        properties["file"] = inputs[0]
+    lines = [to_text(data).rstrip("\n")]
+    for check in data["checks"]:
+        if not check["passed"]:
+            lines.append(_workflow_command("error", {**properties, "title": f"vocabrisk {check['rule']}"}, check))
+    if data["passed"]:
+        verdict = f"passed {len(data['checks'])} checks: risk {data['summary']['risk']['score']:.4f}"
+        lines.append(_workflow_command("notice", properties, {"message": f"{data['subject']}: {verdict}"}))
+    return "\n".join(lines) + "\n"
+
+
+def _workflow_command(kind: str, properties: dict, check: dict) -> str:
+    def value(text: str) -> str:
+        return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+    props = ",".join(f"{k}={value(v).replace(':', '%3A').replace(',', '%2C')}" for k, v in properties.items())
+    return f"::{kind} {props}::{value(check['message'])}"
+
+
+def to_junit(data: dict) -> str:
+    checks = data["checks"]
+    failures = str(sum(not c["passed"] for c in checks))
+    suites = ElementTree.Element("testsuites", name="vocabrisk gate", tests=str(len(checks)), failures=failures)
+    suite = ElementTree.SubElement(
+        suites, "testsuite", name=f"vocabrisk gate: {data['subject']}", tests=str(len(checks)),
+        failures=failures, errors="0", skipped="0",
+    )  # fmt: skip
+    properties = ElementTree.SubElement(suite, "properties")
+    s = data["summary"]
+    for name, value in (
+        ("model", s["model"]),
+        ("risk", f"{s['risk']['score']:.6f}"),
+        ("band", s["risk"]["band"]),
+        ("starved_rows", str(s["starved_rows"])),
+        ("limits", _limits_origin(data)),
+    ):
+        ElementTree.SubElement(properties, "property", name=name, value=value)
+    for check in checks:
+        case = ElementTree.SubElement(
+            suite, "testcase", classname=f"vocabrisk.gate.{check['rule']}", name=check["subject"], time="0"
+        )
+        if not check["passed"]:
+            failure = ElementTree.SubElement(case, "failure", message=check["message"], type=check["rule"])
+            failure.text = RULES[check["rule"]]
+    ElementTree.indent(suites)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(suites, encoding="unicode") + "\n"
+
+
+def to_sarif(data: dict) -> str:
+    locations = [{"physicalLocation": {"artifactLocation": {"uri": _uri(p)}}} for p in data["inputs"]]
+    results = [
+        {
+            "ruleId": check["rule"],
+            "level": "error",
+            "message": {"text": check["message"]},
+            "locations": locations,
+            "properties": {"value": check["value"], "limit": check["limit"]},
+        }
+        for check in data["checks"]
+        if not check["passed"]
+    ]
+    log = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "vocabrisk",
+                        "version": __version__,
+                        "rules": [
+                            {"id": rule, "shortDescription": {"text": text}, "defaultConfiguration": {"level": "error"}}
+                            for rule, text in RULES.items()
+                        ],
+                    }
+                },
+                "results": results,
+                "properties": {"risk": data["summary"]["risk"], "passed": data["passed"]},
+            }
+        ],
+    }
+    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+
+
+def _uri(path: str) -> str:
+    p = Path(path)
+    return p.resolve().as_uri() if p.is_absolute() else p.as_posix()
+
+
+def to_markdown(data: dict) -> str:
+    s = data["summary"]
+    verdict = "✅ passed" if data["passed"] else "❌ failed"
+    parts = [
+        f"## vocabrisk gate {verdict}: {escape(data['subject'])}",
+        "",
+        table(["", "check", "value", "limit"], _check_rows(data["checks"]), align="llrr"),
+        "",
+    ]
+    baseline = data["baseline"]
+    if baseline:
+        parts.append(
+            f"**Baseline** {escape(baseline['path'])}: risk {baseline['risk_before']:.4f} → "
+            f"{baseline['risk_after']:.4f}, {baseline['newly_starved']:,} rows newly starved, "
+            f"{baseline['no_longer_starved']:,} no longer starved."
+        )
+        if baseline["newly_starved_tokens"]:
+            tokens = " ".join(code(t["token"]) for t in baseline["newly_starved_tokens"][:10])
+            parts.append(f"Newly starved, most used first: {tokens}")
+        parts.append("")
+    parts += [
+        f"_{escape(_limits_origin(data))}_",
+        "",
+        "<details><summary>Profile</summary>",
+        "",
+        facts(s),
+        "",
+        groups_table(s["groups"]),
+        "",
+        tokens_table(s["top_at_risk"]),
+        "",
+        "</details>",
+    ]
+    return "\n".join(parts) + "\n"
+
+
+def _readable_checks(checks: list[dict]) -> tuple[list[dict], str | None]:
+    """The checks to list one by one, and a line for the group limits that held.
+
+    `--max-group-risk '*=...'` makes one check per token group, dozens for a large vocabulary:
+    a reader needs the groups that broke their limit, and only the closest call of the rest.
+    """
+    held = [c for c in checks if c["passed"] and c["rule"] == "max-group-risk"]
+    if len(held) < 2:
+        return checks, None
+    top = max(held, key=lambda c: c["value"] - c["limit"])
+    shown = [c for c in checks if not (c["passed"] and c["rule"] == "max-group-risk")]
+    return shown, (
+        f"{len(held)} token groups within max-group-risk (closest: {top['subject']} {top['value']:.4f}, "
+        f"limit {top['limit']:.4f})"
+    )
+
+
+def _check_rows(checks: list[dict]) -> list[list[str]]:
+    shown, held = _readable_checks(checks)
+    rows = [
+        ["✅" if c["passed"] else "❌", f"{escape(c['subject'])} ({c['rule']})", f"{c['value']:.4f}",
+         f"{c['limit']:.4f}"]
+        for c in shown
+    ]  # fmt: skip
+    return rows + ([["✅", escape(held), "", ""]] if held else [])
+
+
+def _limits_origin(data: dict) -> str:
+    if data["default_limit"]:
+        return "no limit set: the default max-risk fails the high band"
+    return f"configuration file: {data['config']}" if data["config"] else "limits from command-line flags"

@@ -1,0 +1,172 @@
+"""The HTML report: one self-contained page (inline CSS and SVG, no scripts, nothing fetched).
+
+It must open from a CI artifact, an e-mail or an air-gapped machine, so nothing on it
+points outside the file. Every section has a stable id (`ranking`, `profile-N`,
+`profile-N-coverage`, `-groups`, `-tokens`, `-advice`) that tests and links can rely on.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from vocabrisk._version import __version__
+from vocabrisk.report import plots
+from vocabrisk.report.content import ProfileReport, Report
+
+STYLE = """
+body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", "Noto Sans", sans-serif; color: #1f2933;
+       max-width: 1040px; margin: 2rem auto; padding: 0 1.25rem; }
+h1 { font-size: 1.6rem; margin-bottom: 0.2rem; } h2 { margin-top: 2.5rem; border-bottom: 2px solid #e4e7eb; }
+h3 { margin: 1.6rem 0 0.4rem; } .muted { color: #616e7c; font-size: 0.9rem; }
+svg { max-width: 100%; height: auto; display: block; }
+table { border-collapse: collapse; font-size: 0.88rem; margin: 0.6rem 0; }
+th, td { padding: 0.25rem 0.7rem; border-bottom: 1px solid #e4e7eb; text-align: right; }
+th:first-child, td:first-child, .text { text-align: left; } tr:nth-child(even) { background: #f8f9fa; }
+.band { padding: 0.1rem 0.5rem; border-radius: 0.6rem; color: white; font-size: 0.8rem; font-weight: 600; }
+.low { background: #2e7d32; } .medium { background: #f0a30a; } .high { background: #c62828; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.15rem 1.2rem; margin: 0.8rem 0; }
+dl.facts dt { font-weight: 600; } dl.facts dd { margin: 0; }
+code { background: #f1f3f5; padding: 0 0.25rem; border-radius: 3px; }
+nav a { margin-right: 1rem; }
+"""
+
+
+def render_html(report: Report) -> str:
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        '<head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{escape(report.title)}</title><style>{STYLE}</style></head>",
+        "<body>",
+        f"<header><h1>{escape(report.title)}</h1>",
+        f'<p class="muted">vocabrisk {escape(__version__)} · {_plan_line(report.profiles[0].data)}</p></header>',
+        _nav(report),
+    ]
+    if len(report.profiles) > 1:
+        parts.append(_ranking(report.ranking))
+    parts += [_profile(i, p) for i, p in enumerate(report.profiles, 1)]
+    parts += [
+        '<footer class="muted"><p><b>Risk</b> is the share of the base model\'s own token use whose output-head rows',
+        "are expected to drift: rows the corpus leaves starved get tiny one-sided gradients that Adam scales up to",
+        "full-size updates. Bands: low &lt; 0.05 ≤ medium &lt; 0.20 ≤ high. A row is <b>starved</b> when it is",
+        "expected to spend more than half the planned run without its token in Adam's memory.</p></footer>",
+        "</body></html>",
+    ]
+    return "\n".join(parts) + "\n"
+
+
+def _nav(report: Report) -> str:
+    links = ['<a href="#ranking">ranking</a>'] if len(report.profiles) > 1 else []
+    links += [f'<a href="#profile-{i}">{escape(p.name)}</a>' for i, p in enumerate(report.profiles, 1)]
+    return f"<nav>{''.join(links)}</nav>"
+
+
+def _ranking(rows: list[dict]) -> str:
+    body = "".join(
+        f'<tr><td class="text">{escape(r["candidate"])}</td><td>{r["tokens"]:,}</td><td>{r["used_share"]:.1%}</td>'
+        f"<td>{r['starved_rows']:,}</td><td>{r['risk']:.3f}</td><td class='text'>{_badge(r['band'])}</td>"
+        f'<td class="text">{escape(", ".join(r["top_groups"]))}</td></tr>'
+        for r in rows
+    )
+    return (
+        '<section id="ranking"><h2>Candidates, least risky first</h2>'
+        + plots.ranking(rows, salt="ranking")
+        + "<table><tr><th>candidate</th><th>tokens</th><th>rows used</th><th>starved</th><th>risk</th>"
+        + f'<th class="text">band</th><th class="text">risk sits in</th></tr>{body}</table></section>'
+    )
+
+
+def _profile(index: int, report: ProfileReport) -> str:
+    d, key = report.data, f"profile-{index}"
+    return "\n".join(
+        [
+            f'<section id="{key}" class="profile">',
+            f"<h2>{escape(report.name)} {_badge(d['risk']['band'])}</h2>",
+            _facts(d),
+            f'<section id="{key}-coverage"><h3>Coverage by how much the base model uses each row</h3>',
+            plots.coverage_by_usage(report.usage, salt=f"{key}-coverage"),
+            '<p class="muted">Coverable rows ranked by the base model\'s use (its prior) and cut into ten equal',
+            "slices. Starved rows among the most used slices cost most.</p></section>",
+            f'<section id="{key}-groups"><h3>Risk by token group</h3>',
+            plots.risk_by_group(d["groups"], salt=f"{key}-groups"),
+            "</section>",
+            f'<section id="{key}-tokens"><h3>Starved tokens the base model uses most</h3>',
+            plots.top_tokens(d["top_at_risk"], salt=f"{key}-tokens"),
+            _tokens_table(d["top_at_risk"]),
+            "</section>",
+            _advice(key, report.advice),
+            "</section>",
+        ]
+    )
+
+
+def _facts(d: dict) -> str:
+    head = d["head"]
+    head_text = (
+        f"{head['tensor']} {head['rows']:,}×{head['hidden']} {head['dtype']}" + (" (tied)" if head["tied"] else "")
+        if head
+        else d["head_note"] or "none"
+    )
+    rows = [
+        ("model", f"{d['model']} · {d['tokenizer']['model_type']}, {d['vocab_size']:,} ids · head {head_text}"),
+        ("corpus", f"{d['documents']:,} documents · {d['tokens']:,} tokens · {len(d['sources'])} files"),
+        (
+            "coverage",
+            f"{d['used_rows']:,} of {d['coverable_rows']:,} rows used ({d['used_share']:.1%}) · "
+            f"{d['absent_rows']:,} never seen · {d['starved_rows']:,} starved",
+        ),
+        ("risk", f"{d['risk']['score']:.3f} ({d['risk']['band']}) · prior: {d['risk']['prior']}"),
+    ]
+    if d["skipped"]:
+        rows.append(("skipped", f"{d['skipped']:,} files or records"))
+    items = "".join(f"<dt>{name}</dt><dd>{escape(value)}</dd>" for name, value in rows)
+    return f'<dl class="facts">{items}</dl>'
+
+
+def _tokens_table(tokens: list[dict]) -> str:
+    if not tokens:
+        return ""
+    body = "".join(
+        f"<tr><td>{t['token_id']}</td><td class='text'><code>{escape(t['token'])}</code></td>"
+        f"<td class='text'>{escape(t['group'])}</td><td>{t['count']:,}</td><td>{t['base_share']:.3%}</td>"
+        f"<td>{t['exposure']:.2f}</td></tr>"
+        for t in tokens
+    )
+    return (
+        "<table><tr><th>id</th><th class='text'>token</th><th class='text'>group</th><th>count</th><th>base share</th>"
+        "<th>exposure</th></tr>"
+        f"{body}</table>"
+    )
+
+
+def _advice(key: str, advice: dict) -> str:
+    head = advice["train_head"]
+    items = [f"<li><b>Head:</b> {escape(head['recommendation'])} <span class='muted'>— {escape(head['why'])}</span>"]
+    eps = advice["head_eps"]
+    if eps:
+        items.append(
+            f"<li><b>Head-only Adam eps:</b> <code>{eps['value']:g}</code> "
+            f"<span class='muted'>({escape(eps['derivation'])})</span>"
+        )
+    for row in advice["add_data"]:
+        examples = " ".join(f"<code>{escape(e)}</code>" for e in row["examples"][:6])
+        items.append(
+            f"<li><b>Add data:</b> {escape(row['group'])} carries {row['risk_share']:.0%} of the risk "
+            f"<span class='muted'>(base share {row['base_share']:.1%}, corpus {row['corpus_share']:.1%})</span> "
+            f"e.g. {examples}"
+        )
+    if advice["mixing"]:
+        mix = ", ".join(f"{m['share']:.0%} → {m['risk']:.3f}" for m in advice["mixing"])
+        source = escape(advice["mixing"][0]["replay"])
+        items.append(f"<li><b>Mixing in replay:</b> {mix} <span class='muted'>({source})</span>")
+    return f'<section id="{key}-advice"><h3>What to do</h3><ul>{"".join(items)}</ul></section>'
+
+
+def _badge(band: str) -> str:
+    return f'<span class="band {escape(band)}">{escape(band)}</span>'
+
+
+def _plan_line(d: dict) -> str:
+    plan = d["risk"]["plan"]
+    return escape(f"plan: {plan['steps']:,} steps × {plan['tokens_per_step']:,} tokens, β2={plan['beta2']}")
