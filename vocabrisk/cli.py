@@ -469,8 +469,8 @@ verify_options = _options(
 @format_option
 @_report_errors
 def verify_command(inputs, model, text_fields, text_unit, input_format, special_tokens, eos, split_special_tokens,
-                   reference, strict, quiet, compare_eps, head_eps, heldout_share, eval_windows, plot_path,
-                   output_format, **train):  # fmt: skip
+                   reference, prior, strict, quiet, compare_eps, head_eps, heldout_share, eval_windows,
+                   plot_path, output_format, **train):  # fmt: skip
     """Fine-tune a copy of MODEL briefly on the corpus and measure what the scan predicted.
 
     Measures each head row's drift, forgetting on old text (--reference, the model's bundled
@@ -486,6 +486,8 @@ def verify_command(inputs, model, text_fields, text_unit, input_format, special_
                              hint="pip install 'vocabrisk[verify]'") from exc  # fmt: skip
     if any(is_profile(r) for r in reference):
         raise VocabriskError("verify measures forgetting on old text: --reference must be text, not a saved profile")
+    if prior != "auto":
+        raise click.UsageError("verify predicts with the prior of its old text (--reference); drop --prior")
     train["grad_clip"] = train["grad_clip"] or None
     config = VerifyConfig(
         train=TrainConfig(eps=train.pop("adam_eps"), **train),
