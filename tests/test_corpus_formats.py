@@ -384,8 +384,10 @@ def test_on_bytes_adds_up_to_the_size_on_disk_after_a_complete_read(tmp_path):
 
 def test_shakespeare_comes_back_byte_identical(shared_data):
     path = shared_data / "corpora" / "en-shakespeare" / "input.txt"
-    [document] = texts(path)
-    assert document.encode("utf-8") == path.read_bytes()
+    pieces, skipped = read(path)  # 1.1 MB: one document, handed on in pieces
+    assert skipped == [] and len(pieces) > 1
+    assert [(p.part, p.last) for p in pieces] == [(i, i == len(pieces) - 1) for i in range(len(pieces))]
+    assert "".join(p.text for p in pieces).encode("utf-8") == path.read_bytes()
 
 
 def test_korean_chatbot_csv_by_question_and_answer_columns(shared_data):

@@ -77,7 +77,7 @@ def test_starved_share_and_group_limits_name_the_group_that_breaks_and_sum_up_th
         r"✓ \d+ token groups within max-group-risk \(closest: [\w ]+ risk 0\.\d{4}, limit 0\.2000\)", result.stdout
     )
     checks = json.loads(gate(profiles["korean"], "--max-group-risk", "*=0.2", "--format", "json").stdout)["checks"]
-    assert len(checks) == 9, "JSON keeps one check per group"
+    assert len([c for c in checks if c["rule"] == "max-group-risk"]) == 9, "JSON keeps one check per group"
 
 
 def test_a_group_the_vocabulary_lacks_is_a_usage_error_that_lists_the_real_ones(profiles):
@@ -133,7 +133,7 @@ def test_vocabrisk_toml_sets_model_plan_and_a_baseline_relative_to_itself(profil
     data = json.loads(gate(KOREAN, "--format", "json").stdout)
     assert data["baseline"]["path"] == str(tmp_path / "base")
     assert data["summary"]["risk"]["plan"] == {"tokens_per_step": 4096, "steps": 500, "beta2": 0.999}
-    assert {c["rule"] for c in data["checks"]} == {"max-group-risk", "max-risk-increase"}
+    assert {c["rule"] for c in data["checks"]} == {"max-group-risk", "max-risk-increase", "max-skipped-share"}
 
 
 @pytest.mark.parametrize(
@@ -176,9 +176,9 @@ def test_one_run_writes_every_report_format_ci_reads(profiles, tmp_path):
     assert errors[0].startswith(f"::error title=vocabrisk max-risk,file={KOREAN.replace(':', '%3A')}::corpus risk")
 
     suite = ElementTree.parse(tmp_path / "out.junit").getroot().find("testsuite")
-    assert (suite.get("tests"), suite.get("failures")) == ("2", "2")
+    assert (suite.get("tests"), suite.get("failures")) == ("3", "2")
     cases = [c.get("classname") for c in suite.iter("testcase")]
-    assert cases == ["vocabrisk.gate.max-risk", "vocabrisk.gate.max-risk-increase"]
+    assert cases == ["vocabrisk.gate.max-risk", "vocabrisk.gate.max-skipped-share", "vocabrisk.gate.max-risk-increase"]
 
     sarif = json.loads((tmp_path / "out.sarif").read_text())
     run = sarif["runs"][0]

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import glob
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -26,23 +28,45 @@ from vocabrisk.risk import TrainingPlan
 from vocabrisk.scan import AUTO, load_model, scan
 from vocabrisk.summary import Summary
 
-EXIT_INPUT_ERROR = 2
+EXIT_INPUT_ERROR = 2  # bad input, usage or any other error: the command could not do its job
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped with Ctrl-C
+_DEBUG = "vocabrisk.debug"
 
 
 def _report_errors(command):
-    """Print a VocabriskError as `error: ...` plus its hint, and exit 2 (no traceback)."""
+    """Turn every failure into an exit code a CI can read, with no traceback (unless --debug).
+
+    A VocabriskError prints `error: ...` plus its hint; any other error (a full disk, a bug)
+    prints what it was; all exit 2. Ctrl-C exits 130. Outputs are written atomically, so an
+    interrupted or failed run leaves none half-written.
+    """
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
+        err = Console(stderr=True, highlight=False)
+        debug = click.get_current_context().meta.get(_DEBUG) or os.environ.get("VOCABRISK_DEBUG")
         try:
             return command(*args, **kwargs)
         except VocabriskError as exc:
-            err = Console(stderr=True, highlight=False)
+            if debug:
+                raise
             # escaped: messages quote paths, TOML tables and extras (`vocabrisk[report]`) that look like markup
             err.print(f"[bold red]error:[/] {escape_markup(exc.message)}", markup=True)
             if exc.hint:
                 err.print(f"[dim]hint:[/] {escape_markup(exc.hint)}", markup=True)
-            sys.exit(EXIT_INPUT_ERROR)
+        except KeyboardInterrupt:
+            err.print("[bold red]interrupted[/]: nothing was written", markup=True)
+            sys.exit(EXIT_INTERRUPTED)
+        except (click.ClickException, click.exceptions.Exit):
+            raise
+        except Exception as exc:
+            if debug:
+                raise
+            what = f"{exc.filename}: {exc.strerror}" if isinstance(exc, OSError) and exc.filename else str(exc)
+            err.print(f"[bold red]error:[/] {escape_markup(f'{type(exc).__name__}: {what}')}", markup=True)
+            err.print("[dim]hint:[/] rerun with --debug for the traceback, and report it if the input is valid",
+                      markup=True)  # fmt: skip
+        sys.exit(EXIT_INPUT_ERROR)
 
     return wrapper
 
@@ -89,6 +113,7 @@ corpus_options = _options(
     click.option("--strict", is_flag=True, help="Fail on the first skipped file or record instead of reporting it."),
     click.option("--quiet", "-q", is_flag=True, help="No progress bar."),
 )  # fmt: skip
+force_option = click.option("--force", is_flag=True, help="Replace a saved profile already at --out.")
 format_option = click.option(
     "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
@@ -105,8 +130,15 @@ engine_options = _options(
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="vocabrisk")
-def main() -> None:
-    """Predict how much training on a corpus will make a language model forget, before training."""
+@click.option("--debug", is_flag=True, help="Show the traceback of an error (also VOCABRISK_DEBUG=1).")
+@click.pass_context
+def main(ctx: click.Context, debug: bool) -> None:
+    """Predict how much training on a corpus will make a language model forget, before training.
+
+    Exit codes: 0 done (gate: every limit holds), 1 a gate limit breached, 2 bad input, usage or
+    any other error, 130 interrupted.
+    """
+    ctx.meta[_DEBUG] = debug
 
 
 class _Scanner:
@@ -127,12 +159,15 @@ class _Scanner:
         self.err = Console(stderr=True)
         self.quiet = quiet or output_format == "json"
         self.prior = prior
-        self.reference = self.profile_of(reference) if reference else AUTO
+        self.reference = self.profile_of(reference, "--reference") if reference else AUTO
 
-    def profile_of(self, inputs: tuple[str, ...]) -> Profile:
+    def profile_of(self, inputs: tuple[str, ...], option: str) -> Profile:
         """A saved profile as is, or the counts of corpora (with no prior of their own)."""
         if len(inputs) == 1 and is_profile(inputs[0]):
             return Profile.load(inputs[0])
+        for path in inputs:
+            if "://" not in path and path != "-" and not glob.has_magic(path) and not os.path.exists(path):
+                raise VocabriskError(f"{option} {path}: not found", hint=f"check the path given to {option}")
         return self(list(inputs), reference=None, prior="tokenizer")
 
     def __call__(self, inputs: list[str] | str, reference=AUTO, prior=None, checkpoint=None, resume=False) -> Profile:
@@ -173,10 +208,11 @@ class _Scanner:
 @plan_options
 @click.option("--mix", multiple=True, help="A replay corpus (paths or a saved profile) for the what-if mixing advice.")
 @click.option("--out", "-o", type=click.Path(file_okay=False), help="Save the profile (tokens.parquet + profile.json).")
+@force_option
 @format_option
 @_report_errors
-def scan_command(inputs, checkpoint, resume, hf_datasets, split, tokens_per_step, steps, beta2, mix, out, output_format,
-                 **options):  # fmt: skip
+def scan_command(inputs, checkpoint, resume, hf_datasets, split, tokens_per_step, steps, beta2, mix, out, force,
+                 output_format, **options):  # fmt: skip
     """Profile corpora (files, folders, globs, URLs such as s3://bucket/prefix/, or - for stdin) against
     MODEL's vocabulary and head."""
     inputs = [*inputs, *(input_for(name, split) for name in hf_datasets)]
@@ -184,11 +220,12 @@ def scan_command(inputs, checkpoint, resume, hf_datasets, split, tokens_per_step
         raise click.UsageError("name a corpus: files, folders, globs, URLs, - for stdin, or --hf-dataset NAME")
     if resume and not checkpoint:
         raise click.UsageError("--resume continues from a checkpoint folder: add --checkpoint DIR")
+    _check_outputs(out, force, checkpoint=checkpoint)
     scanner = _Scanner(output_format=output_format, **options)
+    replay = scanner.profile_of(mix, "--mix") if mix else None  # first: a bad --mix fails before the long scan
     profile = scanner(inputs, checkpoint=checkpoint, resume=resume)
     if out:
-        profile.save(out)
-    replay = scanner.profile_of(mix) if mix else None
+        profile.save(out, overwrite=force)
     summary = Summary.of(profile, TrainingPlan(tokens_per_step=tokens_per_step, steps=steps, beta2=beta2))
     advice = advise(summary, replay)
     if output_format == "json":
@@ -276,6 +313,12 @@ def diff_command(old, new, tokens_per_step, steps, beta2, output_format):
     help="Allowed rise of the risk over the baseline.  [default: 0]",
 )
 @click.option(
+    "--max-skipped-share",
+    type=click.FloatRange(0.0, 1.0),
+    help="Allowed share of the input's bytes left unread (bad records, unsupported files).  "
+    "[default: 0, any skip fails]",
+)
+@click.option(
     "--config",
     "config_file",
     type=click.Path(exists=True, dir_okay=False),
@@ -284,6 +327,7 @@ def diff_command(old, new, tokens_per_step, steps, beta2, output_format):
 @click.option(
     "--out", "-o", type=click.Path(file_okay=False), help="Save the profile, to report on it later without rescanning."
 )
+@force_option
 @click.option(
     "--format",
     "output_format",
@@ -302,7 +346,8 @@ def diff_command(old, new, tokens_per_step, steps, beta2, output_format):
 @click.pass_context
 @_report_errors
 def gate_command(ctx, inputs, tokens_per_step, steps, beta2, max_risk, max_starved_share, group_limits, baseline,
-                 max_risk_increase, config_file, out, output_format, reports, **options):  # fmt: skip
+                 max_risk_increase, max_skipped_share, config_file, out, force, output_format, reports,
+                 **options):  # fmt: skip
     """Fail a data pipeline whose corpus would make MODEL forget too much. Exit 0 pass, 1 breach, 2 error.
 
     INPUTS is a corpus (files, folders, globs) or one saved profile, which is not rescanned. Limits come
@@ -323,6 +368,7 @@ def gate_command(ctx, inputs, tokens_per_step, steps, beta2, max_risk, max_starv
         max_starved_share=flag_or_config("max_starved_share", max_starved_share, config.max_starved_share),
         max_group_risk={**config.max_group_risk, **dict(_key_value(g, "--max-group-risk") for g in group_limits)},
         max_risk_increase=flag_or_config("max_risk_increase", max_risk_increase, config.max_risk_increase) or 0.0,
+        max_skipped_share=flag_or_config("max_skipped_share", max_skipped_share, config.max_skipped_share) or 0.0,
     )
     outputs = [_report_target(r) for r in reports]
     baseline = baseline or config.baseline
@@ -330,6 +376,7 @@ def gate_command(ctx, inputs, tokens_per_step, steps, beta2, max_risk, max_starv
         raise click.UsageError("--max-risk-increase needs a baseline: --baseline DIR, or `baseline` in the config")
     if baseline and out and Path(out).resolve() == Path(baseline).resolve():
         raise click.UsageError("--out would overwrite the baseline it is compared with; save it elsewhere")
+    _check_outputs(out, force, reports=[path for _, path in outputs])
     baseline_profile = Profile.load(baseline) if baseline else None
     if len(inputs) == 1 and is_profile(inputs[0]):
         profile = Profile.load(inputs[0])
@@ -337,7 +384,7 @@ def gate_command(ctx, inputs, tokens_per_step, steps, beta2, max_risk, max_starv
         options["quiet"] = options["quiet"] or output_format != "text"
         profile = _Scanner(output_format=output_format, **options)(list(inputs))
     if out:
-        profile.save(out)
+        profile.save(out, overwrite=force)
     result = evaluate(Summary.of(profile, plan), thresholds, baseline_profile, inputs=inputs,
                       baseline_name=str(baseline), config=str(config.path) if config.path else None)  # fmt: skip
     data = result.to_dict()
@@ -348,6 +395,19 @@ def gate_command(ctx, inputs, tokens_per_step, steps, beta2, max_risk, max_starv
     else:
         click.echo(format_result(data, output_format), nl=False)
     ctx.exit(result.exit_code)
+
+
+def _check_outputs(out: str | None, force: bool, reports=(), checkpoint: str | None = None) -> None:
+    """Every output checked before any input is read, so a long run never ends unable to save."""
+    from vocabrisk.outputs import check_profile_target, check_writable
+
+    if out:
+        check_profile_target(out, force)
+    for path in reports:
+        if path != "-":
+            check_writable(path, "report")
+    if checkpoint:
+        check_writable(checkpoint, "checkpoint folder", folder=True)
 
 
 def _flag_or_config(ctx: click.Context, name: str, value, configured):
@@ -396,7 +456,8 @@ def _report_target(text: str) -> tuple[str, str]:
     "--markdown",
     "markdown_path",
     type=click.Path(dir_okay=False, allow_dash=True),
-    help="Write the same content as Markdown tables, e.g. for a CI job summary (- for stdout).",
+    help="Write the same content as Markdown tables, e.g. for a CI job summary (- for stdout).  "
+    "[default: printed, when no --html is named]",
 )
 @click.option(
     "--config",
@@ -420,7 +481,8 @@ def report_command(ctx, profiles, tokens_per_step, steps, beta2, html_path, mark
     from vocabrisk.report.markdown import render_markdown
 
     if not html_path and not markdown_path:
-        raise click.UsageError("say what to write: --html FILE, --markdown FILE, or both")
+        markdown_path = "-"  # nothing named: print the report
+    _check_outputs(None, False, reports=[path for path in (html_path, markdown_path) if path])
     config = load_config(Path(config_file) if config_file else None)
     plan = _configured_plan(ctx, config, tokens_per_step=tokens_per_step, steps=steps, beta2=beta2)
     report = build_report(profiles, plan)

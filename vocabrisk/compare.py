@@ -28,10 +28,12 @@ class Ranked:
             "tokens": p.total_tokens,
             "used_share": data["used_share"],
             "starved_rows": int(r.starved.sum()),
+            "starved_share": int(r.starved.sum()) / data["coverable_rows"] if data["coverable_rows"] else 0.0,
             "risk": r.score,
             "band": r.band,
             "baselines": {"never_seen_share": never_seen_share(p), "unigram_kl": unigram_kl(p)},
             "top_groups": [g["group"] for g in data["groups"][:3] if g["risk"] > 0],
+            "skipped": {key: value for key, value in data["skips"].items() if key != "examples"},
         }
 
 

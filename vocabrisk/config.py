@@ -11,6 +11,7 @@ does it); flags on the command line override what the file says.
     max-starved-share = 0.90
     baseline = ".vocabrisk/baseline"      # relative to this file
     max-risk-increase = 0.01
+    max-skipped-share = 0.001              # default 0: any skipped file or record fails
     steps = 2000
 
     [tool.vocabrisk.gate.max-group-risk]
@@ -35,7 +36,7 @@ else:  # pragma: no cover - Python 3.10 reads TOML through the backport
 CONFIG_FILE = "vocabrisk.toml"
 PYPROJECT = "pyproject.toml"
 
-_SHARES = ("max-risk", "max-starved-share", "max-risk-increase")
+_SHARES = ("max-risk", "max-starved-share", "max-risk-increase", "max-skipped-share")
 _KEYS = frozenset({*_SHARES, "beta2", "model", "baseline", "max-group-risk", "tokens-per-step", "steps"})
 
 
@@ -54,6 +55,7 @@ class GateConfig:
     max_group_risk: dict[str, float] = field(default_factory=dict)
     baseline: Path | None = None
     max_risk_increase: float | None = None
+    max_skipped_share: float | None = None
     plan: dict[str, float | int] = field(default_factory=dict)  # TrainingPlan field → value
 
 
@@ -122,6 +124,7 @@ def _parse(path: Path, where: str, gate: dict) -> GateConfig:
         max_group_risk={str(k): float(v) for k, v in groups.items()},
         baseline=(path.parent / baseline) if baseline else None,
         max_risk_increase=gate.get("max-risk-increase"),
+        max_skipped_share=gate.get("max-skipped-share"),
         plan={
             name: gate[key]
             for key, name in (("tokens-per-step", "tokens_per_step"), ("steps", "steps"), ("beta2", "beta2"))

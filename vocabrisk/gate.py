@@ -16,7 +16,7 @@ absolute level is accepted.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from vocabrisk.compare import check_comparable, diff
 from vocabrisk.errors import ProfileError, VocabriskError
@@ -38,6 +38,7 @@ class Thresholds:
     max_starved_share: float | None = None
     max_group_risk: dict[str, float] = field(default_factory=dict)  # group (or "*") → limit
     max_risk_increase: float = 0.0  # over the baseline's risk, when there is a baseline
+    max_skipped_share: float = 0.0  # of the input's bytes; 0: any skipped file or record fails
 
     @property
     def absolute(self) -> bool:
@@ -53,10 +54,11 @@ class Check:
     value: float
     limit: float
     detail: str  # context a reader needs to act on a failure
+    holds: bool | None = None  # the verdict where it is not just value <= limit
 
     @property
     def passed(self) -> bool:
-        return self.value <= self.limit
+        return self.value <= self.limit if self.holds is None else self.holds
 
     @property
     def message(self) -> str:
@@ -122,8 +124,8 @@ def evaluate(
     """Hold SUMMARY against THRESHOLDS and, when given, against a BASELINE profile of the same model."""
     defaulted = not thresholds.absolute and baseline is None
     if defaulted:
-        thresholds = Thresholds(max_risk=DEFAULT_MAX_RISK)
-    checks = _absolute_checks(summary, thresholds)
+        thresholds = replace(thresholds, max_risk=DEFAULT_MAX_RISK)
+    checks = [*_absolute_checks(summary, thresholds), _skipped_check(summary, thresholds.max_skipped_share)]
     change = None
     if baseline is not None:
         change = _baseline_change(baseline, summary, baseline_name)
@@ -138,6 +140,23 @@ def evaluate(
             )
         )
     return GateResult(tuple(inputs), summary, checks, change, config, defaulted)
+
+
+def _skipped_check(summary: Summary, limit: float) -> Check:
+    """Input the scan could not read: a gate that judged other data than it was given must not pass.
+
+    With limit 0 (the default) any skipped file or record fails, even one whose size is unknown.
+    """
+    profile = summary.profile
+    skips = profile.skip_report()
+    detail = skips["summary"] or "nothing skipped"
+    if skips["examples"]:
+        first = skips["examples"][0]
+        detail += f"; first: {first['source']}, {first['locator']}: {first['reason']}"
+    if limit == 0 and profile.skipped:
+        detail += "; any skip fails: fix the input, or allow some with --max-skipped-share"
+    holds = profile.skipped == 0 if limit == 0 else None
+    return Check("max-skipped-share", "share of the input skipped", skips["share"], limit, detail, holds)
 
 
 def _absolute_checks(summary: Summary, thresholds: Thresholds) -> list[Check]:

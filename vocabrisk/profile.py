@@ -25,8 +25,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from vocabrisk._version import __version__
+from vocabrisk.corpus.datatypes import SkipTally
 from vocabrisk.counting.counts import TokenCounts
 from vocabrisk.errors import ProfileError
+from vocabrisk.outputs import umask_mode
 
 PROFILE_JSON = "profile.json"
 TOKENS_PARQUET = "tokens.parquet"
@@ -47,7 +49,7 @@ class Profile:
     policy: dict
     read_options: dict
     sources: list[dict] = field(default_factory=list)  # path, format, size, documents, skipped
-    skipped: int = 0
+    skips: SkipTally = field(default_factory=SkipTally)  # files, records and bytes left out
     skipped_examples: list[dict] = field(default_factory=list)
     tool_version: str = __version__
 
@@ -67,6 +69,25 @@ class Profile:
     @property
     def total_tokens(self) -> int:
         return self.counts.tokens
+
+    @property
+    def skipped(self) -> int:
+        """Files and records left out."""
+        return self.skips.total
+
+    @property
+    def skipped_share(self) -> float:
+        """The share of the input's bytes left out (skipped bytes over skipped plus counted)."""
+        return self.skips.share(self.text_bytes)
+
+    def skip_report(self) -> dict:
+        """What was left out, as every report shows it."""
+        return {
+            **self.skips.to_dict(),
+            "share": self.skipped_share,
+            "summary": self.skips.describe(),
+            "examples": self.skipped_examples,
+        }
 
     @property
     def coverable(self) -> np.ndarray:
@@ -100,7 +121,7 @@ class Profile:
             policy=self.policy,
             read_options=self.read_options,
             sources=self.sources + other.sources,
-            skipped=self.skipped + other.skipped,
+            skips=self.skips + other.skips,
             skipped_examples=(self.skipped_examples + other.skipped_examples)[:MAX_SKIP_EXAMPLES],
         )
 
@@ -134,16 +155,23 @@ class Profile:
             "used_rows": self.used_rows(),
             "absent_rows": int(self.absent_rows().sum()),
             "skipped": self.skipped,
+            "skips": self.skips.to_dict(),
             "skipped_examples": self.skipped_examples,
             "sources": self.sources,
         }
 
-    def save(self, folder: Path | str) -> Path:
-        """Write the profile folder atomically: a reader never sees a half-written profile."""
+    def save(self, folder: Path | str, overwrite: bool = True) -> Path:
+        """Write the profile folder atomically: a reader never sees a half-written profile.
+
+        An existing profile there is replaced, unless `overwrite` is False (then ProfileError).
+        """
         folder = Path(folder)
+        if not overwrite and is_profile(folder):
+            raise ProfileError(f"{folder}: a saved profile is already there", hint="add --force to replace it")
         folder.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
         try:
+            staging.chmod(umask_mode(0o777))  # mkdtemp makes it private; the profile is not
             table = pa.table(
                 {
                     "token_id": pa.array(np.arange(self.vocab_size), pa.int64()),
@@ -201,7 +229,7 @@ class Profile:
             policy=meta["policy"],
             read_options=meta["read_options"],
             sources=meta["sources"],
-            skipped=meta["skipped"],
+            skips=SkipTally.from_dict(meta.get("skips") or {"records": meta["skipped"]}),
             skipped_examples=meta["skipped_examples"],
             tool_version=meta["tool_version"],
         )

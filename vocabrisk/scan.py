@@ -18,7 +18,7 @@ import numpy as np
 
 from vocabrisk import engines
 from vocabrisk._version import __version__
-from vocabrisk.corpus import ReadOptions, Skipped, Source, discover
+from vocabrisk.corpus import ReadOptions, Skipped, SkipTally, Source, discover
 from vocabrisk.counting import SpecialTokenPolicy
 from vocabrisk.counting.engine import engine_name
 from vocabrisk.engines.shards import describe, strict_error
@@ -160,12 +160,12 @@ def scan(
         progress.start(None if None in sizes else sum(sizes), len(sources))
     merged = engines.count_corpus(job, shards, engine, saved, progress)
 
-    total_skipped = len(skipped) + merged.skipped
+    skips = SkipTally.of(skipped) + merged.skips
     skipped += merged.skip_examples()
     if merged.counts.documents == 0:
         raise InputError(
             f"no documents to count in {', '.join(inputs)}"
-            + (f" ({total_skipped} records or files skipped: {describe(skipped[0])} ...)" if skipped else ""),
+            + (f" ({skips.describe()} skipped: {describe(skipped[0])} ...)" if skipped else ""),
             hint="check the paths, --text-field and --input-format",
         )
     vocab = loaded.vocab
@@ -199,7 +199,7 @@ def scan(
             {"path": s.path, "format": s.format, "compression": s.compression, "size": s.size, **merged.stats(shard)}
             for shard, s in zip(shards, sources, strict=True)
         ],
-        skipped=total_skipped,
+        skips=skips,
         skipped_examples=[_skip_dict(s) for s in skipped[:MAX_SKIP_EXAMPLES]],
     )
 
@@ -257,4 +257,4 @@ def _base_usage(
 
 
 def _skip_dict(skip: Skipped) -> dict:
-    return {"source": skip.source, "locator": skip.locator, "reason": skip.reason}
+    return {"source": skip.source, "locator": skip.locator, "reason": skip.reason, "bytes": skip.size}

@@ -95,4 +95,16 @@ class Summary:
             "sources": p.sources,
             "skipped": p.skipped,
             "skipped_examples": p.skipped_examples,
+            "skips": p.skip_report(),
         }
+
+
+def skipped_text(skips: dict, example: bool = True) -> str:
+    """One line on what a scan left out, for every report: "nothing", or how much and the first case."""
+    if not skips["files"] and not skips["records"]:
+        return "nothing"
+    text = f"{skips['summary']}, {skips['share']:.1%} of the input"
+    if example and skips["examples"]:
+        first = skips["examples"][0]
+        text += f"; first: {first['source']}, {first['locator']}: {first['reason']}"
+    return text

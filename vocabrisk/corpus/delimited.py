@@ -7,11 +7,12 @@ from collections.abc import Iterator
 from typing import BinaryIO
 
 from vocabrisk.corpus.datatypes import Document, ReadOptions, Skipped, Source
+from vocabrisk.corpus.pieces import MAX_UNCUT_BYTES, bounded_lines
 from vocabrisk.corpus.progress import Position
 from vocabrisk.corpus.text import REENCODE
 
-# csv refuses fields over 128 KiB by default; whole articles in one cell are normal here.
-_FIELD_LIMIT = 2**31 - 1
+# csv refuses fields over 128 KiB by default; whole articles in one cell are normal here, up to the one limit.
+_FIELD_LIMIT = MAX_UNCUT_BYTES
 
 
 def read_delimited(
@@ -43,7 +44,7 @@ def read_delimited(
 def _decoded_lines(stream: BinaryIO) -> Iterator[str]:
     """Lines decoded with surrogateescape: an invalid byte becomes a lone surrogate
     that is caught per row, instead of an exception that would end the csv reader."""
-    for number, line in enumerate(stream, 1):
+    for number, line in enumerate(bounded_lines(stream), 1):
         text = line.decode("utf-8", "surrogateescape")
         yield text.removeprefix("\ufeff") if number == 1 else text
 
@@ -64,16 +65,21 @@ def _row_document(
     locator = f"row {number}"
     if len(row) < len(header):
         reason = f"has {len(row)} fields but the header has {len(header)}; check the quoting and delimiters of this row"
-        yield Skipped(path, locator, reason)
+        yield Skipped(path, locator, reason, _row_bytes(row))
         return
     text = "\n".join(row[index] for index in columns)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        yield Skipped(path, locator, f"invalid UTF-8; {REENCODE}")
+        yield Skipped(path, locator, f"invalid UTF-8; {REENCODE}", _row_bytes(row))
         return
     if text:
         yield Document(text, path, locator)
+
+
+def _row_bytes(row: list[str]) -> int:
+    """About the bytes the row took in the file (its fields and separators)."""
+    return sum(len(field.encode("utf-8", "surrogateescape")) + 1 for field in row)
 
 
 def _printable(text: str) -> str:

@@ -113,9 +113,7 @@ def _add_url(url: str, options: ReadOptions, found: _Found) -> None:
         return
     readable = 0
     for file in listing.files:
-        if file.url.rsplit("/", 1)[-1] in _DATASET_METADATA:
-            found.skip(Skipped(file.url, "file", "metadata of a saved Hugging Face dataset; its .arrow files are read"))
-        else:
+        if file.url.rsplit("/", 1)[-1] not in _DATASET_METADATA:  # not text: the .arrow files beside it are read
             readable += _folder_file(file.url, options, found, file.size)
     if not readable:
         found.skip(Skipped(url, "folder", f"no readable files under this URL ({_SUPPORTED})"))
@@ -212,7 +210,7 @@ def _folder_file(path: str, options: ReadOptions, found: _Found, size: int | Non
     fmt = options.input_format or fmt
     if fmt is None:
         reason = f"unsupported file type {extension}; {_SUPPORTED}; use --input-format to read it anyway"
-        found.skip(Skipped(path, "file", reason))
+        found.skip(Skipped(path, "file", reason, size))
         return False
     found.add_source(Source(path, fmt, compression, size))
     return True

@@ -8,6 +8,7 @@ from typing import BinaryIO
 
 from vocabrisk.corpus.datatypes import Document, ReadOptions, Skipped, Source
 from vocabrisk.corpus.fields import FieldError, record_text
+from vocabrisk.corpus.pieces import MAX_UNCUT_BYTES, MAX_UNCUT_TEXT, skip_rest_of_line
 from vocabrisk.corpus.progress import Position
 from vocabrisk.corpus.text import REENCODE
 
@@ -22,23 +23,35 @@ def read_jsonl(
     A line that is not valid UTF-8 or JSON, or whose record has no usable text, is
     skipped with its line number (see `record_text` for dotted paths and chat records).
     """
-    for number, line in enumerate(stream, 1):
+    number = 0
+    while line := stream.readline(MAX_UNCUT_BYTES + 1):
+        number += 1
         position.done = number
         if number == 1:
             line = line.removeprefix(BOM)
-        if line.strip():
+        if len(line) > MAX_UNCUT_BYTES:
+            reason = f"a line over {MAX_UNCUT_TEXT} is more than one record is allowed to hold; split the record"
+            yield Skipped(source.path, f"line {number}", reason, skip_rest_of_line(line, stream))
+        elif line.strip():
             yield from _line_document(line, source.path, number, options.text_fields)
 
 
 def read_json(
     stream: BinaryIO, source: Source, options: ReadOptions, position: Position
 ) -> Iterator[Document | Skipped]:
-    """Documents of a whole JSON file, which is loaded into memory at once.
+    """Documents of a whole JSON file, which is loaded into memory at once (up to MAX_UNCUT_BYTES).
 
     The file may hold a list of records, an object holding exactly one list of records
     (such as {"data": [...]}), or a single record; locators are "record N", 1-based.
     """
-    data = stream.read().removeprefix(BOM)
+    data = stream.read(MAX_UNCUT_BYTES + 1).removeprefix(BOM)
+    if len(data) > MAX_UNCUT_BYTES:
+        reason = (
+            f"a JSON file is read whole, and this one is over {MAX_UNCUT_TEXT}; convert it to JSON Lines,"
+            " one record per line (e.g. jq -c '.[]' FILE > FILE.jsonl), which is streamed"
+        )
+        yield Skipped(source.path, "file", reason)
+        return
     if not data.strip():
         return
     try:
@@ -53,7 +66,7 @@ def read_json(
         yield Skipped(source.path, "file", reason)
         return
     for number, record in enumerate(_records(value, options.text_fields), 1):
-        yield from _document(record, source.path, f"record {number}", options.text_fields)
+        yield from _document(record, source.path, f"record {number}", options.text_fields, None)
 
 
 def _line_document(line: bytes, path: str, number: int, fields: tuple[str, ...]) -> Iterator[Document | Skipped]:
@@ -62,13 +75,13 @@ def _line_document(line: bytes, path: str, number: int, fields: tuple[str, ...])
         record = json.loads(line.decode("utf-8"))
     except UnicodeDecodeError as exc:
         reason = f"invalid UTF-8 at byte {exc.start} of the line; {REENCODE}"
-        yield Skipped(path, locator, reason)
+        yield Skipped(path, locator, reason, len(line))
         return
     except (ValueError, RecursionError) as exc:
         reason = f"{_malformed(exc, with_line=False)}; fix or remove the line"
-        yield Skipped(path, locator, reason)
+        yield Skipped(path, locator, reason, len(line))
         return
-    yield from _document(record, path, locator, fields)
+    yield from _document(record, path, locator, fields, len(line))
 
 
 def _malformed(exc: Exception, with_line: bool) -> str:
@@ -98,11 +111,16 @@ def _has_text(record: dict, fields: tuple[str, ...]) -> bool:
     return True
 
 
-def _document(record: object, path: str, locator: str, fields: tuple[str, ...]) -> Iterator[Document | Skipped]:
+def _document(
+    record: object, path: str, locator: str, fields: tuple[str, ...], size: int | None
+) -> Iterator[Document | Skipped]:
+    """The record's text; a record without one is skipped with its size (re-encoded when unknown)."""
     try:
         text = record_text(record, fields)
     except FieldError as exc:
-        yield Skipped(path, locator, str(exc))
+        if size is None:
+            size = len(json.dumps(record, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+        yield Skipped(path, locator, str(exc), size)
         return
     if text:
         yield Document(text, path, locator)

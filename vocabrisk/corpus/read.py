@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import lzma
 import zlib
 from collections.abc import Callable, Iterator
@@ -16,6 +17,7 @@ from vocabrisk.corpus.datatypes import Document, ReadOptions, Skipped, Source
 from vocabrisk.corpus.delimited import read_delimited
 from vocabrisk.corpus.hf_stream import read_hf_stream
 from vocabrisk.corpus.json_records import read_json, read_jsonl
+from vocabrisk.corpus.pieces import TooLarge
 from vocabrisk.corpus.progress import ByteTally, Position
 from vocabrisk.corpus.text import read_text
 
@@ -41,6 +43,7 @@ _READ_ERRORS = (
     zstandard.ZstdError,
     pa.ArrowException,
     csv.Error,
+    TooLarge,
 )
 
 
@@ -59,15 +62,26 @@ def read_source(
     compression = source.compression
     try:
         if source.format in _FILE_READERS:
-            yield from _FILE_READERS[source.format](source, options, position, tally)
+            items = _FILE_READERS[source.format](source, options, position, tally)
+            yield from _sized(items, source.size)
         else:
             with open_stream(source, tally) as (stream, compression):
-                yield from _STREAM_READERS[source.format](stream, source, options, position)
+                items = _STREAM_READERS[source.format](stream, source, options, position)
+                yield from _sized(items, source.size)
     except _READ_ERRORS as exc:
         reason = f"{_describe(exc, source.format, compression)}; {position.counted()}"
-        yield Skipped(source.path, position.locator(), f"{reason}; {_remedy(exc, compression)}")
+        rest = None if source.size is None else max(source.size - tally.total, 0)
+        yield Skipped(source.path, position.locator(), f"{reason}; {_remedy(exc, compression)}", rest)
     # The rest of a file given up on counts as done, so that progress reaches its end.
     tally.reach(source.size or 0)
+
+
+def _sized(items: Iterator[Document | Skipped], size: int | None) -> Iterator[Document | Skipped]:
+    """The readers' items, a whole-file skip given the file's size on disk."""
+    for item in items:
+        if isinstance(item, Skipped) and item.locator == "file" and item.size is None:
+            item = dataclasses.replace(item, size=size)
+        yield item
 
 
 def _describe(exc: BaseException, fmt: str, compression: str | None) -> str:
@@ -79,6 +93,8 @@ def _describe(exc: BaseException, fmt: str, compression: str | None) -> str:
         return f"not a readable {fmt} file: {exc}"
     if isinstance(exc, csv.Error):
         return f"{fmt.upper()} parse error: {exc}"
+    if isinstance(exc, TooLarge):
+        return str(exc)
     if compression and not isinstance(exc, FileNotFoundError):
         return f"corrupt {compression} stream: {exc}"
     return f"cannot read: {getattr(exc, 'strerror', None) or exc}"
@@ -91,6 +107,8 @@ def _remedy(exc: BaseException, compression: str | None) -> str:
         return "check the file is complete; use --input-format if its extension is wrong"
     if isinstance(exc, csv.Error):
         return "check the file's quoting"
+    if isinstance(exc, TooLarge):
+        return "split the record, or convert the file to JSON Lines with one record per line"
     if compression or isinstance(exc, EOFError):
         return "re-download or re-compress the file"
     return "check the file"

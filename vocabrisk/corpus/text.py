@@ -1,14 +1,20 @@
-"""Plain text: a file, a line or a paragraph is one document."""
+"""Plain text: a file, a line or a paragraph is one document.
+
+Everything is streamed in bounded parts (`vocabrisk.corpus.pieces`): a document longer than
+a piece, a whole file by default, is handed on in pieces, so memory does not grow with the
+size of a file or a line.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import itertools
+from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 from vocabrisk.corpus.datatypes import Document, ReadOptions, Skipped, Source
+from vocabrisk.corpus.pieces import CHUNK_BYTES, SNIFF_BYTES, document_pieces, line_fragments
 from vocabrisk.corpus.progress import Position
 
-SNIFF_BYTES = 8192
 BINARY_REASON = (
     "looks like a binary file (NUL bytes in the first 8 KiB), so it was not read;"
     " if it is UTF-16 or UTF-32 text, re-encode it as UTF-8"
@@ -21,101 +27,108 @@ def read_text(
 ) -> Iterator[Document | Skipped]:
     """Documents of a text file, exactly as stored (no stripping, "\\r\\n" kept).
 
-    With text_unit "file" the whole file is one document and is held in memory; with
-    "line" or "paragraph" (blank-line separated) it is streamed and the line ending
-    after each document is dropped. Empty documents are not yielded.
+    With text_unit "file" the whole file is one document; with "line" or "paragraph"
+    (blank-line separated) the line ending after each document is dropped. Empty documents
+    are not yielded. A file whose first 8 KiB hold a NUL byte is skipped as binary before
+    anything more of it is read.
     """
-    if options.text_unit == "file":
-        yield from _whole_file(stream.read(), source.path)
-        return
-    lines = _lines_unless_binary(stream)
-    if lines is None:
+    head = stream.read(SNIFF_BYTES)
+    if b"\0" in head:
         yield Skipped(source.path, "file", BINARY_REASON)
+        return
+    if options.text_unit == "file":
+        chunks = itertools.chain([head], iter(lambda: stream.read(CHUNK_BYTES), b""))
+        yield from document_pieces(chunks, source.path, "file", _file_error)
     elif options.text_unit == "line":
-        yield from _by_line(lines, source.path, position)
+        yield from _by_line(_Fragments(line_fragments(stream, head)), source.path, position)
     else:
-        yield from _by_paragraph(lines, source.path, position)
+        yield from _by_paragraph(_Fragments(line_fragments(stream, head)), source.path, position)
 
 
-def _whole_file(data: bytes, path: str) -> Iterator[Document | Skipped]:
-    if b"\0" in data[:SNIFF_BYTES]:
-        yield Skipped(path, "file", BINARY_REASON)
-        return
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        yield Skipped(path, "file", f"invalid UTF-8 at byte {exc.start} (line {line}); {REENCODE}")
-        return
-    if text:
-        yield Document(text, path, "file")
+def _file_error(offset: int, newlines: int, line_start: int) -> str:
+    return f"invalid UTF-8 at byte {offset} (line {newlines + 1}); {REENCODE}"
 
 
-def _lines_unless_binary(stream: BinaryIO) -> Iterator[bytes] | None:
-    """The stream's lines, or None when its first 8 KiB hold a NUL byte.
-
-    The lines read to decide are kept and handed out first, so nothing of a binary
-    file is yielded before it is recognised.
-    """
-    head, size = [], 0
-    for line in stream:
-        head.append(line)
-        size += len(line)
-        if size >= SNIFF_BYTES:
-            break
-    if b"\0" in b"".join(head)[:SNIFF_BYTES]:
-        return None
-    return _chain(head, stream)
+def _line_error(offset: int, newlines: int, line_start: int) -> str:
+    return f"invalid UTF-8 at byte {offset} of the line; {REENCODE}"
 
 
-def _chain(head: list[bytes], rest: Iterable[bytes]) -> Iterator[bytes]:
-    yield from head
-    yield from rest
+def _paragraph_error(first: int) -> Callable[[int, int, int], str]:
+    def describe(offset: int, newlines: int, line_start: int) -> str:
+        return f"invalid UTF-8 on line {first + newlines} (byte {offset - line_start} of that line); {REENCODE}"
+
+    return describe
 
 
-def _by_line(lines: Iterable[bytes], path: str, position: Position) -> Iterator[Document | Skipped]:
-    for number, line in enumerate(lines, 1):
+class _Fragments:
+    """The stream's line fragments (`line_fragments`), with the number of the line being read."""
+
+    def __init__(self, fragments: Iterator[bytes]):
+        self._fragments = fragments
+        self.line = 0  # lines begun so far
+        self._ended = True  # whether the last fragment handed out ended its line
+
+    def next_line_start(self) -> bytes | None:
+        """The first fragment of the next line, None at the end."""
+        fragment = next(self._fragments, None)
+        if fragment is not None:
+            self.line += 1
+            self._ended = fragment.endswith(b"\n")
+        return fragment
+
+    def rest_of_line(self) -> Iterator[bytes]:
+        """The remaining fragments of the line begun last."""
+        while not self._ended:
+            fragment = next(self._fragments, None)
+            if fragment is None:
+                return
+            self._ended = fragment.endswith(b"\n")
+            yield fragment
+
+    def drain_line(self) -> None:
+        for _ in self.rest_of_line():
+            pass
+
+
+def _by_line(fragments: _Fragments, path: str, position: Position) -> Iterator[Document | Skipped]:
+    while (first := fragments.next_line_start()) is not None:
+        number = fragments.line
         position.done = number
-        try:
-            text = _without_newline(line).decode("utf-8")
-        except UnicodeDecodeError as exc:
-            reason = f"invalid UTF-8 at byte {exc.start} of the line; {REENCODE}"
-            yield Skipped(path, f"line {number}", reason)
+        parts = itertools.chain([first], fragments.rest_of_line())
+        yield from document_pieces(parts, path, f"line {number}", _line_error, strip_newline=True)
+        fragments.drain_line()  # what an invalid line left unread
+
+
+def _by_paragraph(fragments: _Fragments, path: str, position: Position) -> Iterator[Document | Skipped]:
+    first = fragments.next_line_start()
+    while first is not None:
+        if _is_blank(first):
+            position.done = fragments.line
+            first = fragments.next_line_start()
             continue
-        if text:
-            yield Document(text, path, f"line {number}")
+        start = fragments.line
+        following: list[bytes | None] = []  # the first fragment after the paragraph, once met
+        parts = _paragraph_parts(first, fragments, following)
+        yield from document_pieces(parts, path, f"line {start}", _paragraph_error(start), strip_newline=True)
+        for _ in parts:  # what an invalid paragraph left unread
+            pass
+        first = following[0]  # the blank line after it, or None at the end
 
 
-def _by_paragraph(lines: Iterable[bytes], path: str, position: Position) -> Iterator[Document | Skipped]:
-    paragraph: list[bytes] = []
-    first = 0
-    for number, line in enumerate(lines, 1):
-        if line.strip():
-            first = first if paragraph else number
-            paragraph.append(line)
-            continue
-        yield from _paragraph(paragraph, first, path)
-        paragraph = []
-        position.done = number
-    yield from _paragraph(paragraph, first, path)
+def _paragraph_parts(first: bytes, fragments: _Fragments, following: list) -> Iterator[bytes]:
+    """The fragments of the paragraph starting with `first`; the blank line (or None at the end)
+    that ends it goes into `following`."""
+    line = first
+    while True:
+        yield line
+        yield from fragments.rest_of_line()
+        line = fragments.next_line_start()
+        if line is None or _is_blank(line):
+            following.append(line)
+            return
 
 
-def _paragraph(lines: list[bytes], first: int, path: str) -> Iterator[Document | Skipped]:
-    if not lines:
-        return
-    data = _without_newline(b"".join(lines))
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        bad_line = first + data.count(b"\n", 0, exc.start)
-        line_start = data.rfind(b"\n", 0, exc.start) + 1
-        reason = f"invalid UTF-8 on line {bad_line} (byte {exc.start - line_start} of that line); {REENCODE}"
-        yield Skipped(path, f"line {first}", reason)
-        return
-    yield Document(text, path, f"line {first}")
-
-
-def _without_newline(data: bytes) -> bytes:
-    if data.endswith(b"\r\n"):
-        return data[:-2]
-    return data[:-1] if data.endswith(b"\n") else data
+def _is_blank(fragment: bytes) -> bool:
+    """A line holding only whitespace, given its first fragment: one that does not end its line
+    is a long line's start unless it is shorter than a read, which only the file's last line is."""
+    return not fragment.strip() and (fragment.endswith(b"\n") or len(fragment) < CHUNK_BYTES)

@@ -9,12 +9,14 @@ their concatenation, so Python does no work per token.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 from vocabrisk.counting.counts import TokenCounts
 from vocabrisk.counting.engine import engine_name, load_encoder
+from vocabrisk.counting.pieces import LongDocument, cut_rule, matched_added_tokens
 from vocabrisk.counting.policy import SpecialTokenPolicy
 
 
@@ -28,6 +30,12 @@ class TokenCounter:
         self.eos_id = eos_id
         self.engine = engine_name()
         self._encode = load_encoder(self.tokenizer_json, policy)
+        spec = Path(self.tokenizer_json).read_text(encoding="utf-8")
+        self.cut_rule = cut_rule(spec)
+        self.matched_tokens = matched_added_tokens(spec, policy.split_special_tokens)
+        self._encode_plain = load_encoder(self.tokenizer_json, replace(policy, add_special_tokens=False))
+        specials = self._encode([""])[0] if policy.add_special_tokens else np.zeros(0, dtype=np.int64)
+        self._document_specials = np.bincount(specials.astype(np.int64), minlength=vocab_size)
 
     def __reduce__(self):
         # Worker processes rebuild the tokenizer from its file rather than unpickling it.
@@ -49,3 +57,19 @@ class TokenCounter:
             if self.policy.append_eos:
                 counts[self.eos_id] += len(texts)
         return TokenCounts(counts, documents=len(texts), text_bytes=sum(len(t.encode("utf-8")) for t in texts))
+
+    def long_document(self) -> LongDocument:
+        """A counter for one document that arrives in pieces (see `vocabrisk.counting.pieces`)."""
+        return LongDocument(self)
+
+    def encode_plain(self, texts: Sequence[str]) -> np.ndarray:
+        """The counts of `texts` encoded without special tokens, whatever the policy."""
+        ids = self._encode_plain(list(texts))
+        return np.bincount(np.concatenate(ids), minlength=self.vocab_size).astype(np.int64)
+
+    def document_extras(self) -> np.ndarray:
+        """What one document adds beyond its text: the post-processor's special tokens, and EOS."""
+        counts = self._document_specials.copy()
+        if self.policy.append_eos:
+            counts[self.eos_id] += 1
+        return counts

@@ -23,10 +23,11 @@ from typing import BinaryIO
 
 import numpy as np
 
-from vocabrisk.corpus import Skipped
+from vocabrisk.corpus import Skipped, SkipTally
 from vocabrisk.counting import TokenCounts
 from vocabrisk.engines.shards import Shard, ShardResult
 from vocabrisk.errors import InputError
+from vocabrisk.outputs import umask_mode
 
 SCAN_JSON = "scan.json"
 SHARDS = "shards"
@@ -88,8 +89,8 @@ class Checkpoint:
             "source": self._paths[result.index],
             "documents": result.counts.documents,
             "text_bytes": result.counts.text_bytes,
-            "skipped": result.skipped,
-            "skip_examples": [[s.source, s.locator, s.reason] for s in result.skip_examples],
+            "skips": result.skips.to_dict(),
+            "skip_examples": [[s.source, s.locator, s.reason, s.size] for s in result.skip_examples],
         }
         path = self.folder / SHARDS / f"{result.index:08d}.npz"
         with _atomic_file(path) as file:
@@ -106,7 +107,7 @@ class Checkpoint:
         return ShardResult(
             index,
             TokenCounts(counts.astype(np.int64), meta["documents"], meta["text_bytes"]),
-            meta["skipped"],
+            SkipTally.from_dict(meta["skips"]),
             [Skipped(*example) for example in meta["skip_examples"]],
         )
 
@@ -144,6 +145,7 @@ def _atomic_file(path: Path) -> Iterator[BinaryIO]:
             yield file
             file.flush()
             os.fsync(file.fileno())
+        os.chmod(file.name, umask_mode())
         os.replace(file.name, path)
     finally:
         if os.path.exists(file.name):

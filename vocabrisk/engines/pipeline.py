@@ -11,35 +11,72 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 
 from vocabrisk.corpus import Document, ReadOptions, Skipped, read_source
 from vocabrisk.engines.shards import Shard
 
 BATCH_BYTES = 1 << 20  # encode about 1 MiB of text per call: large enough to use every core
 BATCH_DOCUMENTS = 4096
+PIECE_BATCH_BYTES = 4 << 20  # pieces of one long document encoded per call, in parallel
 QUEUE_BATCHES = 4
 
-# What the reader hands over: a batch of texts, a Skipped record, or a Shard once it is read.
-Item = list[str] | Skipped | Shard
+
+@dataclass(frozen=True)
+class Pieces:
+    """Consecutive pieces of one long document, numbered from `first_part`; `last` when they end it."""
+
+    texts: list[str]
+    first_part: int
+    last: bool
+    source: str
+    locator: str
+
+
+# What the reader hands over: a batch of whole documents' texts, pieces of one long document,
+# a Skipped record, or a Shard once it is read.
+Item = list[str] | Pieces | Skipped | Shard
 
 
 def batches(shards: Sequence[Shard], options: ReadOptions, on_bytes: Callable[[int], None] | None) -> Iterator[Item]:
-    """Each shard's documents in batches, its Skipped records in place, then the shard itself."""
+    """Each shard's documents in batches, its Skipped records in place, then the shard itself.
+
+    The pieces of a long document come in order, in batches of their own, so that a piece
+    batch never holds more than one document and memory stays about BATCH_BYTES per batch.
+    """
     for shard in shards:
         texts: list[str] = []
+        pieces: list[Document] = []
         size = 0
         for item in read_source(shard.source, options, on_bytes):
-            if isinstance(item, Document):
+            if isinstance(item, Document) and item.part is not None:
+                if texts:
+                    yield texts
+                    texts, size = [], 0
+                pieces.append(item)
+                size += len(item.text)
+                if item.last or size >= PIECE_BATCH_BYTES:
+                    yield _pieces(pieces)
+                    pieces, size = [], 0
+            elif isinstance(item, Document):
                 texts.append(item.text)
                 size += len(item.text)
                 if size >= BATCH_BYTES or len(texts) >= BATCH_DOCUMENTS:
                     yield texts
                     texts, size = [], 0
             else:
+                if pieces:  # a document cut short: its pieces go first, the skip then discards them
+                    yield _pieces(pieces)
+                    pieces, size = [], 0
                 yield item
         if texts:
             yield texts
         yield shard
+
+
+def _pieces(documents: list[Document]) -> Pieces:
+    first, last = documents[0], documents[-1]
+    return Pieces([d.text for d in documents], first.part, last.last, first.source, first.locator)
 
 
 _DONE = object()

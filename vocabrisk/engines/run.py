@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from vocabrisk.corpus import Skipped
+from vocabrisk.corpus import Skipped, SkipTally
 from vocabrisk.counting import TokenCounts
 from vocabrisk.engines.checkpoint import Checkpoint
 from vocabrisk.engines.shards import Shard, ShardResult, strict_error
@@ -34,19 +34,19 @@ class Merged:
 
     def __init__(self, vocab_size: int):
         self.counts = TokenCounts.zeros(vocab_size)
-        self._results: dict[int, tuple[int, int, list[Skipped]]] = {}
+        self._results: dict[int, tuple[int, SkipTally, list[Skipped]]] = {}
 
     def add(self, result: ShardResult) -> None:
         self.counts += result.counts
-        self._results[result.index] = (result.counts.documents, result.skipped, result.skip_examples)
+        self._results[result.index] = (result.counts.documents, result.skips, result.skip_examples)
 
     def stats(self, shard: Shard) -> dict:
-        documents, skipped, _ = self._results[shard.index]
-        return {"documents": documents, "skipped": skipped}
+        documents, skips, _ = self._results[shard.index]
+        return {"documents": documents, "skipped": skips.total, "skipped_bytes": skips.bytes}
 
     @property
-    def skipped(self) -> int:
-        return sum(skipped for _, skipped, _ in self._results.values())
+    def skips(self) -> SkipTally:
+        return sum((skips for _, skips, _ in self._results.values()), SkipTally())
 
     def skip_examples(self) -> list[Skipped]:
         """Each shard's first skips, shards in discovery order: what one reader would meet first."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from vocabrisk.corpus import Skipped, Source
+from vocabrisk.corpus import Skipped, SkipTally, Source
 from vocabrisk.counting import TokenCounts
 from vocabrisk.errors import InputError, VocabriskError
 
@@ -35,7 +35,7 @@ class ShardResult:
 
     index: int
     counts: TokenCounts
-    skipped: int = 0
+    skips: SkipTally = field(default_factory=SkipTally)
     skip_examples: list[Skipped] = field(default_factory=list)  # the first few, in reading order
     failed: bool = False  # no attempt finished: counts are empty and one Skipped says why
 
@@ -46,8 +46,8 @@ def failed_result(shard: Shard, vocab_size: int, attempts: int, cause: str) -> S
         f"counting failed {attempts} times (last: {cause}); nothing from this input was counted;"
         " scan again to retry it (with --checkpoint and --resume, only the failed inputs are counted)"
     )
-    skip = Skipped(shard.source.path, "file", reason)
-    return ShardResult(shard.index, TokenCounts.zeros(vocab_size), 1, [skip], failed=True)
+    skip = Skipped(shard.source.path, "file", reason, shard.source.size)
+    return ShardResult(shard.index, TokenCounts.zeros(vocab_size), SkipTally.of([skip]), [skip], failed=True)
 
 
 class Retries:

@@ -13,9 +13,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from vocabrisk.corpus import ReadOptions, Skipped
+from vocabrisk.corpus import ReadOptions, Skipped, SkipTally
 from vocabrisk.counting import SpecialTokenPolicy, TokenCounter, TokenCounts
-from vocabrisk.engines.pipeline import batches, in_background
+from vocabrisk.counting.pieces import CannotCount, LongDocument
+from vocabrisk.engines.pipeline import Pieces, batches, in_background
 from vocabrisk.engines.shards import Shard, ShardResult, UserFailure, strict_error
 from vocabrisk.errors import VocabriskError
 from vocabrisk.profile import MAX_SKIP_EXAMPLES
@@ -87,6 +88,14 @@ def count_shards(
             if job.strict:
                 raise strict_error(item)
             current.skip(item)
+        elif isinstance(item, Pieces):
+            counts = current.pieces(item, counter)
+            if isinstance(counts, Skipped):
+                if job.strict:
+                    raise strict_error(counts)
+                current.skip(counts)
+            elif counts is not None and on_batch:
+                on_batch(counts)
         else:
             counts = counter.count(item)
             current.counts += counts
@@ -119,17 +128,43 @@ def limit_threads(threads: int) -> None:
 
 
 class _Tally:
-    """The counts and skips of the shard being read."""
+    """The counts and skips of the shard being read.
+
+    The counts of a long document's pieces wait in `pending` until its last piece: a document
+    cut short by a skip (invalid UTF-8 half-way through a file) is then dropped whole, as a
+    short one is.
+    """
 
     def __init__(self, vocab_size: int):
         self.counts = TokenCounts.zeros(vocab_size)
-        self.skipped = 0
+        self.skips = SkipTally()
         self.examples: list[Skipped] = []
+        self.document: LongDocument | None = None  # the long document being read, if any
+        self.pending: TokenCounts | None = None
+
+    def pieces(self, item: Pieces, counter: TokenCounter) -> TokenCounts | Skipped | None:
+        """Take pieces of a long document; its counts once they are final, or a Skipped."""
+        if item.first_part == 0:
+            self.document, self.pending = counter.long_document(), TokenCounts.zeros(counter.vocab_size)
+        if self.document is None:  # given up on: the rest of it is passed over
+            return None
+        try:
+            self.pending += self.document.add(item.texts, item.first_part)
+        except CannotCount as exc:
+            self.document = self.pending = None
+            return Skipped(item.source, item.locator, str(exc))
+        if not item.last:
+            return None
+        done = self.pending + self.document.finish()
+        self.document = self.pending = None
+        self.counts += done
+        return done
 
     def skip(self, item: Skipped) -> None:
-        self.skipped += 1
+        self.document = self.pending = None  # a document cut short is dropped with all its pieces
+        self.skips.add(item)
         if len(self.examples) < MAX_SKIP_EXAMPLES:
             self.examples.append(item)
 
     def result(self, index: int) -> ShardResult:
-        return ShardResult(index, self.counts, self.skipped, self.examples)
+        return ShardResult(index, self.counts, self.skips, self.examples)

@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 from vocabrisk.errors import VocabriskError
+from vocabrisk.outputs import umask_mode
 
 
 def write_text_atomic(path: Path | str, text: str) -> Path:
@@ -23,7 +24,7 @@ def write_text_atomic(path: Path | str, text: str) -> Path:
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as file:
             file.write(text)
-        os.chmod(staging, 0o644)
+        os.chmod(staging, umask_mode())
         os.replace(staging, path)
     except OSError as exc:
         Path(staging).unlink(missing_ok=True)

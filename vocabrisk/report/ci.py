@@ -28,6 +28,8 @@ RULES = {
     "max-starved-share": "Too large a share of the output head's rows would be starved by the corpus.",
     "max-group-risk": "One token group (a script, digits, code symbols...) carries more risk than its limit.",
     "max-risk-increase": "The data change raises the forgetting risk over the baseline profile by more than allowed.",
+    "max-skipped-share": "Part of the input could not be read (unsupported, corrupt or missing the text field), "
+    "so the gate judged other data than it was given.",
 }
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 

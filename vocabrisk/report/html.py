@@ -12,6 +12,7 @@ from html import escape
 from vocabrisk._version import __version__
 from vocabrisk.report import plots
 from vocabrisk.report.content import ProfileReport, Report
+from vocabrisk.summary import skipped_text
 
 STYLE = """
 body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", "Noto Sans", sans-serif; color: #1f2933;
@@ -118,8 +119,7 @@ def _facts(d: dict) -> str:
         ),
         ("risk", f"{d['risk']['score']:.3f} ({d['risk']['band']}) · prior: {d['risk']['prior']}"),
     ]
-    if d["skipped"]:
-        rows.append(("skipped", f"{d['skipped']:,} files or records"))
+    rows.append(("skipped", skipped_text(d["skips"])))
     items = "".join(f"<dt>{name}</dt><dd>{escape(value)}</dd>" for name, value in rows)
     return f'<dl class="facts">{items}</dl>'
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from vocabrisk.report.content import ProfileReport, Report
+from vocabrisk.summary import skipped_text
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#])")
 BAR_WIDTH = 12
@@ -95,6 +96,7 @@ def facts(d: dict) -> str:
             f"{d['absent_rows']:,} never seen, {d['starved_rows']:,} starved",
             f"- **risk** {d['risk']['score']:.3f} ({d['risk']['band']}); prior: {escape(d['risk']['prior'])}; "
             f"plan: {plan['steps']:,} steps × {plan['tokens_per_step']:,} tokens, β2={plan['beta2']}",
+            f"- **skipped** {escape(skipped_text(d['skips']))}",
         ]
     )
 

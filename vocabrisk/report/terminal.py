@@ -8,18 +8,11 @@ from rich.table import Table
 from rich.text import Text
 
 from vocabrisk.advice import Advice
+from vocabrisk.corpus.datatypes import human_bytes
 from vocabrisk.risk import RiskResult
-from vocabrisk.summary import Summary
+from vocabrisk.summary import Summary, skipped_text
 
 BAND_STYLE = {"low": "green", "medium": "yellow", "high": "bold red"}
-
-
-def _size(n: float) -> str:
-    for unit in ("B", "kB", "MB", "GB", "TB"):
-        if abs(n) < 1000 or unit == "TB":
-            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
-        n /= 1000
-    raise AssertionError("unreachable")
 
 
 def _table(title: str, columns: list[tuple[str, str]]) -> Table:
@@ -47,7 +40,7 @@ def render_scan(summary: Summary, advice: Advice, console: Console) -> None:
     )
     facts.add_row(
         "corpus",
-        f"{data['documents']:,} documents  ·  {_size(data['text_bytes'])}  ·  {data['tokens']:,} tokens"
+        f"{data['documents']:,} documents  ·  {human_bytes(data['text_bytes'])}  ·  {data['tokens']:,} tokens"
         f"  ·  {len(data['sources'])} files",
     )
     facts.add_row(
@@ -63,16 +56,7 @@ def render_scan(summary: Summary, advice: Advice, console: Console) -> None:
         f"{plan['tokens_per_step']:,} tokens, β2={plan['beta2']}",
     )
     facts.add_row("risk", risk_text)
-    if data["skipped"]:
-        example = data["skipped_examples"][0]
-        facts.add_row(
-            "skipped",
-            Text(
-                f"{data['skipped']:,} records or files, e.g. "
-                f"{example['source']}, {example['locator']}: {example['reason']}",
-                style="yellow",
-            ),
-        )
+    facts.add_row("skipped", Text(skipped_text(data["skips"]), style="yellow" if data["skipped"] else ""))
 
     groups = Table(title="Token groups by risk carried", title_justify="left", expand=False)
     for name, justify in (
@@ -158,17 +142,19 @@ def _advice_panel(advice: Advice) -> Panel:
 def render_rank(rows: list[dict], risk: RiskResult, console: Console) -> None:
     table = _table(
         "Candidates, least risky first",
-        [("#", "right"), ("candidate", "left"), ("tokens", "right"), ("used", "right"), ("starved", "right"),
-         ("never seen", "right"), ("unigram KL", "right"), ("risk", "right"), ("band", "left"),
+        [("#", "right"), ("candidate", "left"), ("tokens", "right"), ("skipped", "right"), ("used", "right"),
+         ("starved", "right"), ("never seen", "right"), ("unigram KL", "right"), ("risk", "right"), ("band", "left"),
          ("risk sits in", "left")],
     )  # fmt: skip
     for i, row in enumerate(rows, 1):
+        skipped = row["skipped"]
         table.add_row(
             str(i),
             row["candidate"],
             f"{row['tokens']:,}",
+            Text(f"{skipped['share']:.1%}", style="yellow") if skipped["files"] or skipped["records"] else "none",
             f"{row['used_share']:.1%}",
-            f"{row['starved_rows']:,}",
+            f"{row['starved_share']:.1%}",
             f"{row['baselines']['never_seen_share']:.1%}",
             f"{row['baselines']['unigram_kl']:.2f}",
             f"{row['risk']:.3f}",
@@ -176,10 +162,15 @@ def render_rank(rows: list[dict], risk: RiskResult, console: Console) -> None:
             ", ".join(row["top_groups"]),
         )
     console.print(table)
+    for row in rows:
+        if row["skipped"]["files"] or row["skipped"]["records"]:
+            console.print(Text(f"{row['candidate']}: skipped {skipped_text(row['skipped'], example=False)}",
+                               style="yellow"))  # fmt: skip
     plan = risk.plan
     console.print(
         f"[dim]prior: {risk.prior_source} · plan: {plan.steps:,} steps × {plan.tokens_per_step:,} tokens, "
-        f"β2={plan.beta2} · never seen and unigram KL are naive baselines, shown for comparison[/]"
+        f"β2={plan.beta2} · used, starved and never seen are shares of the head's coverable rows · "
+        "never seen and unigram KL are naive baselines, shown for comparison[/]"
     )
 
 
