@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from safetensors.numpy import save_file
 
+from vocabrisk import scan
 from vocabrisk.errors import ModelError
 from vocabrisk.model import load_vocabulary, locate_head, read_head, resolve_model
 from vocabrisk.model.resolve import DEMO_MODEL_DIR
@@ -121,12 +122,18 @@ def test_sharded_bf16_neox_head_is_found_through_the_index(tmp_path, shared_data
     np.testing.assert_array_equal(read_head(info), truncated)
 
 
-def test_pickle_checkpoints_are_refused(tmp_path, shared_data):
+def test_pickle_checkpoints_are_not_loaded_but_the_tokenizer_is_used(tmp_path, shared_data):
     folder = model_folder(tmp_path, shared_data, "gpt2", {"model_type": "gpt2"}, None)
-    (folder / "pytorch_model.bin").write_bytes(b"not loaded")
-    with pytest.raises(ModelError, match="pickle") as exc:
-        locate_head(resolve_model(str(folder)))
-    assert "safetensors" in exc.value.hint
+    (folder / "pytorch_model.bin").write_bytes(b"not loaded: loading pickle can run code")
+    info, note = locate_head(resolve_model(str(folder)))
+    assert info is None and "pytorch_model.bin" in note and "safe_serialization=True" in note
+    corpus = str(shared_data / "corpora" / "en-shakespeare" / "input.txt")
+    for prior in ("auto", "tokenizer"):
+        profile = scan([corpus], str(folder), prior=prior)
+        assert profile.prior_source == "tokenizer" and profile.total_tokens > 0
+    with pytest.raises(ModelError, match="no head to take a prior from") as exc:
+        scan([corpus], str(folder), prior="head")
+    assert "--allow-pickle" not in str(exc.value) and "safetensors" in str(exc.value)
 
 
 def test_hub_id_resolves_from_the_local_cache_offline(tmp_path, shared_data, monkeypatch):

@@ -87,10 +87,10 @@ class LoadedModel:
         return config_eos if isinstance(config_eos, int) else None
 
 
-def load_model(name: str, *, allow_pickle: bool = False) -> LoadedModel:
+def load_model(name: str) -> LoadedModel:
     files = resolve_model(name)
     vocab = load_vocabulary(files.tokenizer_json)
-    head, note = locate_head(files, allow_pickle=allow_pickle)
+    head, note = locate_head(files)
     return LoadedModel(files, vocab, head.to_dict() if head else None, note)
 
 

@@ -2,8 +2,9 @@
 
 Only safetensors headers are parsed to find the head; the matrix itself is memory-mapped
 from its shard, so reading the head of a 70B checkpoint costs the head's size, not the
-model's. Pickle checkpoints (`.bin`, `.pt`) can run code when loaded and are refused
-unless the caller opts in.
+model's. Pickle checkpoints (`.bin`, `.pt`) can run code when loaded and are not read: such
+a folder is profiled with its tokenizer and a tokenizer prior, and the note says how to
+convert the weights to safetensors for the head prior.
 """
 
 from __future__ import annotations
@@ -105,27 +106,34 @@ def _find(names: list[str], exact: tuple[str, ...], suffixes: tuple[str, ...]) -
     return None
 
 
-def locate_head(model: ModelFiles, *, allow_pickle: bool = False) -> tuple[HeadInfo | None, str | None]:
+CONVERT_TO_SAFETENSORS = (
+    'python -c "import sys, transformers as t; m = t.AutoModelForCausalLM.from_pretrained(sys.argv[1]); '
+    'm.save_pretrained(sys.argv[1], safe_serialization=True)" MODEL_DIR'
+)
+
+
+def is_encoder(config: dict | None) -> bool:
+    """A BERT-style encoder: its output layer predicts masked tokens, not the next one."""
+    config = config or {}
+    return config.get("model_type") in ENCODER_TYPES and not any(
+        a.endswith(("CausalLM", "LMHeadModel")) for a in config.get("architectures") or []
+    )
+
+
+def locate_head(model: ModelFiles) -> tuple[HeadInfo | None, str | None]:
     """Locate the head of a model folder. Returns (info, note); info is None with a note saying why."""
     config = model.config or {}
-    if config.get("model_type") in ENCODER_TYPES and not any(
-        a.endswith(("CausalLM", "LMHeadModel")) for a in config.get("architectures") or []
-    ):
-        return None, f"{config.get('model_type')} is an encoder with no causal output head; counts only"
+    if is_encoder(config):
+        return None, f"{config.get('model_type')} is an encoder with no causal output head"
     files = _weight_files(model.folder)
     if not files:
         pickles = [p.name for p in model.folder.glob("*.bin")] + [p.name for p in model.folder.glob("*.pt")]
-        if pickles and not allow_pickle:
-            raise ModelError(
-                f"{model.folder}: weights only as pickle ({', '.join(pickles)}), which can run code when loaded",
-                hint="convert them to safetensors, or pass --allow-pickle if you trust the source",
-            )
         if pickles:
-            raise ModelError(
-                f"{model.folder}: reading heads from pickle checkpoints is not supported yet",
-                hint="convert the weights to safetensors (`model.save_pretrained(dir, safe_serialization=True)`)",
+            return None, (
+                f"weights only as pickle ({', '.join(pickles)}), which vocabrisk does not load (it can run code);"
+                f" for the head prior, convert them to safetensors once: {CONVERT_TO_SAFETENSORS}"
             )
-        return None, "no weights in the model folder (tokenizer only); counts only"
+        return None, "no weights in the model folder (tokenizer only)"
     tensors = _tensor_index(files)
     head_name = _find(list(tensors), HEAD_EXACT, HEAD_SUFFIXES)
     tied = head_name is None
