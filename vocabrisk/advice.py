@@ -21,15 +21,21 @@ mass, gave an eps too small to help: their gradients are close to the starved ro
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
+from vocabrisk.groups import ADDED, BYTES, SPECIAL, UNUSED
 from vocabrisk.profile import Profile
 from vocabrisk.risk import assess, band
 from vocabrisk.summary import Summary
 
-MIX_SHARES = (0.01, 0.05, 0.10, 0.25)
+MIX_SHARES = (0.001, 0.01, 0.05, 0.10, 0.25)
+FLAT = 0.1  # a what-if whose risks differ by less than this share of the largest is called flat
+COVERED_SHARE = 0.5  # a corpus that is half a group or more is never told to add more of it
+NOT_DATA_GROUPS = frozenset({BYTES, SPECIAL, ADDED, UNUSED})
+PLACEHOLDER = re.compile(r"^\[[A-Z_]+\]+$|^<[^<>\s]+>$")  # [PRON], <mask_1>, <0x41>: no text is meant to feed them
 DEFAULT_HIDDEN_SCALE = 1.0  # LayerNorm/RMSNorm gains start at 1 and mostly stay near it
 KEEP_STEP = 0.95  # share of its Adam step a covered row keeps under the recommended epsilon
 FED_MASS = 0.5  # the covered rows protected: those above the corpus's token-mass median
@@ -41,6 +47,7 @@ class Advice:
     head_eps: dict | None
     add_data: list[dict]
     mixing: list[dict]
+    mixing_note: str = ""
 
     def to_dict(self) -> dict:
         return {
@@ -48,6 +55,7 @@ class Advice:
             "head_eps": self.head_eps,
             "add_data": self.add_data,
             "mixing": self.mixing,
+            "mixing_note": self.mixing_note,
         }
 
 
@@ -60,10 +68,11 @@ def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> floa
 
 
 def head_epsilon(summary: Summary) -> dict | None:
-    """The head-only Adam epsilon (see the module docstring), or None when nothing is starved."""
+    """The head-only Adam epsilon (see the module docstring), or None when nothing is starved
+    (or the model is an encoder, with no causal head)."""
     p, r = summary.profile, summary.risk
     present = (p.counts.counts > 0) & p.coverable
-    if not r.starved.any() or not present.any():
+    if summary.encoder or not r.starved.any() or not present.any():
         return None
     head = p.model.get("head") or {}
     scale = head.get("final_norm_rms") or DEFAULT_HIDDEN_SCALE
@@ -86,6 +95,13 @@ def train_head_advice(summary: Summary) -> dict:
     p, r = summary.profile, summary.risk
     head = p.model.get("head") or {}
     tied = bool(head.get("tied"))
+    if summary.encoder:
+        return {
+            "recommendation": "no head advice: an encoder has no causal output head",
+            "why": f"{p.model.get('head_note')}; its masked-token output layer is not what the risk models, "
+            "so read only the coverage and the groups",
+            "tied": tied,
+        }
     if r.band == "low":
         rec, why = "train normally", "few rows the base model relies on are starved"
     elif r.band == "medium":
@@ -103,28 +119,39 @@ def train_head_advice(summary: Summary) -> dict:
 
 
 def add_data_advice(summary: Summary, k: int = 5) -> list[dict]:
-    """The token groups carrying most risk, with examples of starved tokens to cover."""
+    """The token groups carrying most risk, with examples of starved tokens to cover.
+
+    Groups no text can feed (byte-fallback pieces, special, added and unused tokens) are left
+    out, and so are placeholder tokens among the examples. A group the corpus already holds as
+    much of as the base model does (or is half made of) is marked `covered`: its risk is rare
+    words of a script the corpus has, which replay data fixes, not more of that script.
+    """
     p, r = summary.profile, summary.risk
     rows = []
-    for group in summary.groups()[:k]:
-        if group["risk"] <= 0:
+    for group in summary.groups():
+        if len(rows) == k or group["risk"] <= 0:
             break
+        if group["group"] in NOT_DATA_GROUPS:
+            continue
         mask = (p.groups == group["group"]) & r.starved
-        top = np.argsort(-np.where(mask, r.prior, -1.0))[: min(8, int(mask.sum()))]
+        mask &= np.array([not PLACEHOLDER.match(token) for token in p.tokens])
+        top = np.argsort(-np.where(mask, r.prior, -1.0), kind="stable")[: min(8, int(mask.sum()))]
         rows.append(
             {
                 "group": group["group"],
                 "risk_share": group["risk"] / r.score if r.score else 0.0,
                 "base_share": group["base_share"],
                 "corpus_share": group["corpus_share"],
+                "covered": group["corpus_share"] >= min(group["base_share"], COVERED_SHARE),
                 "examples": [p.tokens[i] for i in top],
             }
         )
     return rows
 
 
-def mixing_advice(summary: Summary, replay: Profile | None = None) -> list[dict]:
-    """What-if: the risk after mixing a replay corpus in at a few shares (token distributions add).
+def mixing_advice(summary: Summary, replay: Profile | None = None) -> tuple[list[dict], str]:
+    """What-if: the risk after mixing a replay corpus in at a few shares (token distributions add),
+    and a note on what is mixed in and why the curve is flat when it is.
 
     Without a replay profile, the reference corpus behind the prior stands in for replay data
     (or, with a data-free prior, the prior itself).
@@ -137,20 +164,56 @@ def mixing_advice(summary: Summary, replay: Profile | None = None) -> list[dict]
         replay_shares, source = p.reference_counts / p.reference_counts.sum(), p.prior_source
     else:
         replay_shares, source = p.prior, f"prior ({p.prior_source})"
-    rows = []
+    rows, last = [], None
     for share in MIX_SHARES:
         mixed = (1.0 - share) * p.shares + share * replay_shares
-        result = assess(p, summary.risk.plan, shares=mixed)
-        rows.append({"share": share, "risk": result.score, "band": band(result.score), "replay": source})
-    return rows
+        last = assess(p, summary.risk.plan, shares=mixed)
+        rows.append({"share": share, "risk": last.score, "band": band(last.score), "replay": source})
+    return rows, _mixing_note(summary, rows, replay_shares, last, source)
+
+
+def _mixing_note(summary: Summary, rows: list[dict], replay_shares: np.ndarray, last, source: str) -> str:
+    """Which corpus the what-if mixes in, and why its curve is flat when it is."""
+    note = f"mixing in {source}; without it the risk is {summary.risk.score:.3f}"
+    risks = [row["risk"] for row in rows]
+    if max(risks) - min(risks) > FLAT * max(max(risks), 1e-12):
+        return note
+    plan = summary.risk.plan
+    per_step = rows[0]["share"] * plan.tokens_per_step
+    unfed = float(last.contribution[replay_shares <= 0].sum()) / last.score if last.score > 0 else 0.0
+    return (
+        f"{note}. The curve is flat: already at {rows[0]['share']:.1%} ({per_step:,.0f} replay tokens per step) "
+        f"the replay feeds, within Adam's memory, every row it holds; {unfed:.0%} of what is left sits on rows "
+        "the replay text never shows, which no share of it can feed"
+    )
 
 
 def advise(summary: Summary, replay: Profile | None = None) -> Advice:
     if replay is not None:
         summary.profile.check_compatible(replay)
+    mixing, mixing_note = mixing_advice(summary, replay)
     return Advice(
         train_head=train_head_advice(summary),
         head_eps=head_epsilon(summary),
         add_data=add_data_advice(summary),
-        mixing=mixing_advice(summary, replay),
+        mixing=mixing,
+        mixing_note=mixing_note,
     )
+
+
+def data_advice_text(row: dict) -> tuple[str, str]:
+    """(label, sentence) for one `add_data` row, worded alike in every report."""
+    group, risk = row["group"], f"{row['risk_share']:.0%} of the risk"
+    if row["covered"]:
+        return "broaden", (
+            f"{group} carries {risk}, but the corpus is already {row['corpus_share']:.1%} {group} "
+            f"(the base model {row['base_share']:.1%}): the starved rows are rarer {group} tokens, which "
+            "replay text feeds, not more of the same"
+        )
+    return "add data", f"{group} carries {risk} (base share {row['base_share']:.1%}, corpus {row['corpus_share']:.1%})"
+
+
+def mixing_text(mixing: list[dict]) -> str:
+    """`0.1% → 0.052, 1% → 0.031, ...`"""
+    return ", ".join(f"{m['share']:.1%} → {m['risk']:.3f}" if m["share"] < 0.01 else
+                     f"{m['share']:.0%} → {m['risk']:.3f}" for m in mixing)  # fmt: skip

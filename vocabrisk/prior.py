@@ -10,8 +10,8 @@ A prior is a probability vector over token ids. In order of preference:
    `softmax(W @ b)` is used directly; without one (RMSNorm models), tokens are ranked by
    `-(W @ mean_row)` and weighted Zipf-like by that rank.
 3. With no weights either, the tokenizer (`tokenizer_prior`): Unigram pieces carry their
-   log-probability; BPE merges were learnt in order of frequency (Zipf over merge rank);
-   WordPiece vocabularies are stored roughly by frequency.
+   log-probability; BPE merges were learnt in order of frequency (Zipf over merge rank),
+   byte-fallback pieces ranked last; WordPiece vocabularies are stored roughly by frequency.
 
 On the demo model, ranking 15 corpora by risk under each data-free prior agreed with the
 ranking under its reference corpus with Spearman 0.94 (`W @ b`), 0.89 (mean row) and 0.86
@@ -53,10 +53,14 @@ def _frequency_ranks(vocab: Vocabulary) -> np.ndarray:
     ranks = np.zeros(vocab.size)
     # Alphabet tokens (no merge makes them): printable ASCII is as common as the first
     # merges; other single bytes or characters sit in the middle of the ranking.
+    # Byte-fallback pieces (`<0x41>`) stand in only for characters the vocabulary lacks: last.
     middle = float(len(vocab.merge_ranks)) / 2
     for token_id in range(vocab.size):
         if token_id in vocab.merge_ranks:
             ranks[token_id] = vocab.merge_ranks[token_id]
+            continue
+        if vocab.is_byte_fallback(token_id):
+            ranks[token_id] = float(len(vocab.merge_ranks))
             continue
         raw = vocab.surface(token_id)
         ranks[token_id] = 0.0 if raw is not None and len(raw) == 1 and 0x20 <= raw[0] < 0x7F else middle

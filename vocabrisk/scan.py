@@ -25,6 +25,7 @@ from vocabrisk.engines.shards import describe, strict_error
 from vocabrisk.errors import InputError, ModelError, ProfileError
 from vocabrisk.groups import token_groups
 from vocabrisk.model import HeadInfo, Vocabulary, load_vocabulary, locate_head, resolve_model
+from vocabrisk.model.head import is_encoder
 from vocabrisk.model.resolve import ModelFiles
 from vocabrisk.prior import counts_prior, head_prior, tokenizer_prior
 from vocabrisk.profile import MAX_SKIP_EXAMPLES, Profile
@@ -188,7 +189,13 @@ def scan(
             "truncation_in_file": vocab.truncation is not None,
             "engine": engine_name(),
         },
-        model={"name": loaded.files.name, "head": loaded.head, "head_note": loaded.head_note, **loaded.head_mismatch()},
+        model={
+            "name": loaded.files.name,
+            "head": loaded.head,
+            "head_note": loaded.head_note,
+            "encoder": is_encoder(loaded.files.config),
+            **loaded.head_mismatch(),
+        },
         policy=policy.to_dict(),
         read_options={
             "text_fields": list(read_options.text_fields),

@@ -21,6 +21,30 @@ class Summary:
     def of(cls, profile: Profile, plan: TrainingPlan | None = None) -> Summary:
         return cls(profile, assess(profile, plan or TrainingPlan()))
 
+    @property
+    def encoder(self) -> bool:
+        """An encoder (BERT) has no causal output head: the head risk does not apply to it."""
+        return bool(self.profile.model.get("encoder"))
+
+    def trust(self) -> str:
+        """How far to trust the risk, given the model and the prior behind it."""
+        p = self.profile
+        if self.encoder:
+            return (
+                f"does not apply: {p.model.get('head_note')}; the number is computed as for a causal model "
+                "and only the coverage and groups are meaningful"
+            )
+        if p.prior_source == "tokenizer":
+            why = p.model.get("head_note") or "--prior tokenizer"
+            return (
+                f"a rough estimate ({why}): the prior comes from the tokenizer's vocabulary order alone, which "
+                "ranked corpora like a reference corpus with Spearman 0.86 on the demo model; "
+                "pass --reference TEXT (text like the model's training data) for a firmer number"
+            )
+        if p.prior_source.startswith("head"):
+            return "a data-free prior from the head's weights; --reference TEXT gives a firmer one"
+        return "prior from text in the base model's own distribution"
+
     def groups(self) -> list[dict]:
         """Per token group: rows, how many the corpus uses, leaves absent or starved, and risk carried."""
         p, r = self.profile, self.risk
@@ -44,9 +68,14 @@ class Summary:
         return rows
 
     def top_at_risk(self, k: int = TOP_TOKENS) -> list[dict]:
-        """The starved tokens the base model uses most: the rows whose drift costs most."""
+        """The starved tokens the base model uses most: the rows whose drift costs most.
+
+        Ties (a data-free prior gives many tokens the same share) go to the tokens the corpus
+        holds fewest of, then to longer tokens (more specific text to add), then by id.
+        """
         p, r = self.profile, self.risk
-        order = np.argsort(-r.contribution, kind="stable")
+        lengths = np.array([len(token) for token in p.tokens])
+        order = np.lexsort((np.arange(p.vocab_size), -lengths, p.counts.counts, -r.contribution))
         rows = []
         for token_id in order[:k]:
             if r.contribution[token_id] <= 0:
@@ -62,6 +91,15 @@ class Summary:
                 }
             )
         return rows
+
+    def ties_after_top(self, k: int = TOP_TOKENS) -> int:
+        """How many tokens not listed in `top_at_risk` tie with the last one listed."""
+        shown = self.top_at_risk(k)
+        if len(shown) < k:
+            return 0
+        last = self.risk.contribution[shown[-1]["token_id"]]
+        tied = np.isclose(self.risk.contribution, last, rtol=1e-9, atol=0.0)
+        return int(tied.sum()) - sum(1 for t in shown if tied[t["token_id"]])
 
     def to_dict(self) -> dict:
         p, r = self.profile, self.risk
@@ -87,9 +125,13 @@ class Summary:
                 "prior": r.prior_source,
                 "plan": r.plan.to_dict(),
                 "meaning": "prior-weighted share of output-head rows expected to drift under one-sided Adam updates",
+                "bands": "low < 0.05 ≤ medium < 0.20 ≤ high",
+                "applies": not self.encoder,
+                "trust": self.trust(),
             },
             "groups": self.groups(),
             "top_at_risk": self.top_at_risk(),
+            "top_at_risk_ties": self.ties_after_top(),
             "policy": p.policy,
             "read_options": p.read_options,
             "sources": p.sources,

@@ -18,6 +18,7 @@ from vocabrisk.errors import ModelError
 
 _VISIBLE = {" ": "␣", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
 _RESERVED_PIECE = re.compile(r"^\[unused\d+\]$|^<unused\d+>$")
+_PLACEHOLDER = re.compile(r"^\[[A-Z][A-Z_]*\]+$")
 _BYTE_FALLBACK = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")
 
 
@@ -96,9 +97,13 @@ class Vocabulary:
             return None
 
     def is_reserved(self, token_id: int) -> bool:
-        """Ids no text maps to: holes in the id range and placeholders such as BERT's `[unused7]`."""
+        """Ids no text maps to: holes in the id range and placeholders such as BERT's `[unused7]`
+        (or `[PRON]`: a bracketed name in the vocabulary that is not an added token, which no text
+        can produce, since the pre-tokenizer splits brackets off)."""
         piece = self.pieces[token_id]
-        return piece is None or _RESERVED_PIECE.match(piece) is not None
+        if piece is None or _RESERVED_PIECE.match(piece) is not None:
+            return True
+        return _PLACEHOLDER.match(piece) is not None and token_id not in self.added_ids
 
     def is_byte_fallback(self, token_id: int) -> bool:
         """Whether the token is a SentencePiece byte-fallback piece such as `<0xE3>`."""

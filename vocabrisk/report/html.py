@@ -10,6 +10,7 @@ from __future__ import annotations
 from html import escape
 
 from vocabrisk._version import __version__
+from vocabrisk.advice import data_advice_text, mixing_text
 from vocabrisk.report import plots
 from vocabrisk.report.content import ProfileReport, Report
 from vocabrisk.summary import skipped_text
@@ -151,15 +152,13 @@ def _advice(key: str, advice: dict) -> str:
         )
     for row in advice["add_data"]:
         examples = " ".join(f"<code>{escape(e)}</code>" for e in row["examples"][:6])
-        items.append(
-            f"<li><b>Add data:</b> {escape(row['group'])} carries {row['risk_share']:.0%} of the risk "
-            f"<span class='muted'>(base share {row['base_share']:.1%}, corpus {row['corpus_share']:.1%})</span> "
-            f"e.g. {examples}"
-        )
+        label, text = data_advice_text(row)
+        items.append(f"<li><b>{label.capitalize()}:</b> {escape(text)}; e.g. {examples}")
     if advice["mixing"]:
-        mix = ", ".join(f"{m['share']:.0%} → {m['risk']:.3f}" for m in advice["mixing"])
-        source = escape(advice["mixing"][0]["replay"])
-        items.append(f"<li><b>Mixing in replay:</b> {mix} <span class='muted'>({source})</span>")
+        note = escape(advice.get("mixing_note") or advice["mixing"][0]["replay"])
+        items.append(
+            f"<li><b>Mixing in replay:</b> {mixing_text(advice['mixing'])} <span class='muted'>({note})</span>"
+        )
     return f'<section id="{key}-advice"><h3>What to do</h3><ul>{"".join(items)}</ul></section>'
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from vocabrisk.advice import data_advice_text, mixing_text
 from vocabrisk.report.content import ProfileReport, Report
 from vocabrisk.summary import skipped_text
 
@@ -146,11 +147,9 @@ def advice_list(advice: dict) -> str:
     if advice["head_eps"]:
         lines.append(f"- **Head-only Adam eps:** `{advice['head_eps']['value']:g}`")
     for row in advice["add_data"]:
-        lines.append(
-            f"- **Add data:** {escape(row['group'])} carries {row['risk_share']:.0%} of the risk "
-            f"(base share {row['base_share']:.1%}, corpus {row['corpus_share']:.1%})"
-        )
+        label, text = data_advice_text(row)
+        lines.append(f"- **{label.capitalize()}:** {escape(text)}")
     if advice["mixing"]:
-        mix = ", ".join(f"{m['share']:.0%} → {m['risk']:.3f}" for m in advice["mixing"])
-        lines.append(f"- **Mixing in replay:** {mix}")
+        note = advice.get("mixing_note") or advice["mixing"][0]["replay"]
+        lines.append(f"- **Mixing in replay:** {mixing_text(advice['mixing'])} ({escape(note)})")
     return "\n".join(lines)

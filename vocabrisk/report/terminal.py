@@ -7,7 +7,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from vocabrisk.advice import Advice
+from vocabrisk.advice import Advice, data_advice_text, mixing_text
 from vocabrisk.corpus.datatypes import human_bytes
 from vocabrisk.risk import RiskResult
 from vocabrisk.summary import Summary, skipped_text
@@ -49,13 +49,18 @@ def render_scan(summary: Summary, advice: Advice, console: Console) -> None:
         f"{data['absent_rows']:,} never seen  ·  {data['starved_rows']:,} starved",
     )
     plan = risk["plan"]
-    risk_text = Text.assemble(
-        (f"{risk['score']:.3f} ", "bold"),
-        (risk["band"].upper(), BAND_STYLE[risk["band"]]),
-        f"   prior: {risk['prior']}  ·  plan: {plan['steps']:,} steps × "
-        f"{plan['tokens_per_step']:,} tokens, β2={plan['beta2']}",
+    context = (
+        f"prior: {risk['prior']}  ·  plan: {plan['steps']:,} steps × {plan['tokens_per_step']:,} tokens, "
+        f"β2={plan['beta2']}"
     )
+    if risk["applies"]:
+        risk_text = Text.assemble(
+            (f"{risk['score']:.3f} ", "bold"), (risk["band"].upper(), BAND_STYLE[risk["band"]]), f"   {context}"
+        )
+    else:
+        risk_text = Text.assemble(("not applicable", "bold"), f" ({risk['score']:.3f} if it were causal)   {context}")
     facts.add_row("risk", risk_text)
+    facts.add_row("", Text(f"{risk['meaning']}; bands {risk['bands']}; {risk['trust']}", style="dim"))
     facts.add_row("skipped", Text(skipped_text(data["skips"]), style="yellow" if data["skipped"] else ""))
 
     groups = Table(title="Token groups by risk carried", title_justify="left", expand=False)
@@ -90,6 +95,11 @@ def render_scan(summary: Summary, advice: Advice, console: Console) -> None:
         ("exposure", "right"),
     ):
         top.add_column(name, justify=justify)
+    if data["top_at_risk_ties"]:
+        top.caption = (
+            f"{data['top_at_risk_ties']:,} more tokens tie with the last row; "
+            "ties are listed by fewest in the corpus, longest first"
+        )
     for t in data["top_at_risk"]:
         top.add_row(
             str(t["token_id"]),
@@ -100,7 +110,8 @@ def render_scan(summary: Summary, advice: Advice, console: Console) -> None:
             f"{t['exposure']:.2f}",
         )
 
-    console.print(Panel(facts, title="vocabrisk scan", title_align="left", border_style=BAND_STYLE[risk["band"]]))
+    border = BAND_STYLE[risk["band"]] if risk["applies"] else "dim"
+    console.print(Panel(facts, title="vocabrisk scan", title_align="left", border_style=border))
     console.print(Group(groups, top))
     console.print(_advice_panel(advice))
 
@@ -125,17 +136,11 @@ def _advice_panel(advice: Advice) -> Panel:
             )
         )
     for row in advice.add_data:
-        examples = " ".join(row["examples"][:6])
-        lines.append(
-            Text.assemble(
-                ("add data: ", "bold"),
-                f"{row['group']} carries {row['risk_share']:.0%} of the risk",
-                (f" (base share {row['base_share']:.1%}, corpus {row['corpus_share']:.1%}; e.g. {examples})", "dim"),
-            )
-        )
+        label, text = data_advice_text(row)
+        lines.append(Text.assemble((f"{label}: ", "bold"), text, (f"; e.g. {' '.join(row['examples'][:6])}", "dim")))
     if advice.mixing:
-        mix = ", ".join(f"{m['share']:.0%} → {m['risk']:.3f}" for m in advice.mixing)
-        lines.append(Text.assemble(("mixing replay: ", "bold"), mix, (f"  ({advice.mixing[0]['replay']})", "dim")))
+        lines.append(Text.assemble(("mixing replay: ", "bold"), mixing_text(advice.mixing),
+                                   (f"  ({advice.mixing_note})", "dim")))  # fmt: skip
     return Panel(Group(*lines), title="what to do", title_align="left")
 
 
