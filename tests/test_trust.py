@@ -206,3 +206,15 @@ def test_missing_reference_or_mix_names_the_option(tmp_path):
         output = " ".join(result.output.split())  # unwrapped
         assert result.exit_code == 2 and f"{option} {tmp_path / 'nope.txt'}: not found" in output
         assert "standard input" not in result.output
+
+
+def test_group_limits_match_group_names_whatever_their_case():
+    result = run("gate", KOREAN, "--max-group-risk", "hangul=1", "--max-group-risk", "LATIN=1", "-q")
+    assert result.exit_code == 0, result.output
+    assert "Hangul risk" in result.stdout or "token groups within max-group-risk" in result.stdout
+
+
+def test_counts_in_messages_agree_in_number():
+    result = run("scan", KOREAN, "-q")
+    assert "1 document " in result.stdout and "1 file " in result.stdout
+    assert "1 documents" not in result.stdout and "1 files" not in result.stdout

@@ -178,7 +178,8 @@ def _absolute_checks(summary: Summary, thresholds: Thresholds) -> list[Check]:
             )
         )
     groups = {g["group"]: g for g in data["groups"]}
-    limits = dict(thresholds.max_group_risk)
+    by_folded = {name.casefold(): name for name in groups}  # `cyrillic` names Cyrillic
+    limits = {by_folded.get(name.casefold(), name): limit for name, limit in thresholds.max_group_risk.items()}
     unknown = sorted(set(limits) - set(groups) - {ALL_GROUPS})
     if unknown:
         raise VocabriskError(

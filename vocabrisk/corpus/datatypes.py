@@ -92,7 +92,7 @@ class SkipTally:
 
     def describe(self) -> str:
         """ "2 files and 1 record (1.2 MB)": for messages; empty when nothing was skipped."""
-        parts = [_plural(n, word) for n, word in ((self.files, "file"), (self.records, "record")) if n]
+        parts = [plural(n, word) for n, word in ((self.files, "file"), (self.records, "record")) if n]
         if not parts:
             return ""
         return " and ".join(parts) + f" ({human_bytes(self.bytes)})"
@@ -112,7 +112,8 @@ class SkipTally:
         return tally
 
 
-def _plural(n: int, word: str) -> str:
+def plural(n: int, word: str) -> str:
+    """ "1 file", "2 files", "1,024 records"."""
     return f"{n:,} {word}" + ("" if n == 1 else "s")
 
 

@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from vocabrisk.advice import Advice, data_advice_text, mixing_text
-from vocabrisk.corpus.datatypes import human_bytes
+from vocabrisk.corpus.datatypes import human_bytes, plural
 from vocabrisk.risk import RiskResult
 from vocabrisk.summary import Summary, skipped_text
 
@@ -40,8 +40,8 @@ def render_scan(summary: Summary, advice: Advice, console: Console) -> None:
     )
     facts.add_row(
         "corpus",
-        f"{data['documents']:,} documents  ·  {human_bytes(data['text_bytes'])}  ·  {data['tokens']:,} tokens"
-        f"  ·  {len(data['sources'])} files",
+        f"{plural(data['documents'], 'document')}  ·  {human_bytes(data['text_bytes'])}  ·  "
+        f"{plural(data['tokens'], 'token')}  ·  {plural(len(data['sources']), 'file')}",
     )
     facts.add_row(
         "coverage",
