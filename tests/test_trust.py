@@ -218,3 +218,9 @@ def test_counts_in_messages_agree_in_number():
     result = run("scan", KOREAN, "-q")
     assert "1 document " in result.stdout and "1 file " in result.stdout
     assert "1 documents" not in result.stdout and "1 files" not in result.stdout
+
+
+def test_gate_counts_in_worker_processes_like_scan(tmp_path):
+    args = ["gate", str(SAMPLES), "--max-risk", "1", "--format", "json", "-q"]
+    one, two = (json.loads(run(*args, *extra).stdout) for extra in ([], ["--workers", "2"]))
+    assert one["summary"]["risk"] == two["summary"]["risk"] and one["summary"]["tokens"] == two["summary"]["tokens"]

@@ -288,6 +288,7 @@ def diff_command(old, new, tokens_per_step, steps, beta2, output_format):
 @main.command("gate")
 @click.argument("inputs", nargs=-1, required=True)
 @corpus_options
+@engine_options
 @plan_options
 @click.option("--max-risk", type=click.FloatRange(0.0, 1.0), help="Fail when the corpus risk is above this.")
 @click.option(
