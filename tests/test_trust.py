@@ -224,3 +224,14 @@ def test_gate_counts_in_worker_processes_like_scan(tmp_path):
     args = ["gate", str(SAMPLES), "--max-risk", "1", "--format", "json", "-q"]
     one, two = (json.loads(run(*args, *extra).stdout) for extra in ([], ["--workers", "2"]))
     assert one["summary"]["risk"] == two["summary"]["risk"] and one["summary"]["tokens"] == two["summary"]["tokens"]
+
+
+def test_the_real_korean_chatbot_folder_no_longer_passes_on_its_source_note(shared_data):
+    """Finding 1 as reported: the CSV has no `text` column, only SOURCE.txt was counted, and the gate passed."""
+    folder = shared_data / "corpora" / "ko-chatbot"
+    gpt2 = str(shared_data / "tokenizers" / "gpt2")
+    result = run("gate", str(folder), "--model", gpt2, "--max-risk", "0.95", "--format", "github", "-q")
+    assert result.exit_code == 1
+    assert "::error title=vocabrisk max-skipped-share" in result.stdout and "ChatbotData.csv" in result.stdout
+    fixed = run("gate", str(folder), "--model", gpt2, "--max-risk", "0.95", "--text-field", "Q", "-q")
+    assert "✓ share of the input skipped 0.0000 is within max-skipped-share 0.0000 (nothing skipped)" in fixed.stdout
