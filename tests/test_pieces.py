@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vocabrisk.corpus import ReadOptions, Source, read_source
+from vocabrisk.corpus import ReadOptions, Skipped, Source, read_source
 from vocabrisk.corpus.pieces import cut_point, document_pieces
 from vocabrisk.counting import SpecialTokenPolicy, TokenCounter, TokenCounts
 from vocabrisk.counting.pieces import SENTENCEPIECE_WORDS, SPLIT_BEFORE_SPACE, CannotCount, LongDocument
@@ -134,3 +134,24 @@ def test_a_tokenizer_with_no_rule_joins_pieces_up_to_the_limit(demo_counter):
             LongDocument(demo_counter, limit=5).add(["one two", " three"], 0)
     finally:
         demo_counter.cut_rule = demo_counter_rule
+
+
+def test_a_long_line_is_pieced_and_an_invalid_one_is_dropped_whole(tmp_path):
+    path = tmp_path / "lines.txt"
+    long_line = "word " * 600_000  # 3 MB: longer than a read (1 MiB)
+    path.write_bytes(b"short one\n" + long_line.encode() + b"\n" + b"bad " * 900_000 + b"\xff\nlast line\n")
+    items = list(read_source(Source(str(path), "text", None, path.stat().st_size), ReadOptions(text_unit="line")))
+    pieces = [i for i in items if getattr(i, "locator", "") == "line 2"]
+    assert len(pieces) > 1 and "".join(p.text for p in pieces) == long_line and pieces[-1].last
+    (skip,) = [i for i in items if isinstance(i, Skipped)]  # after line 3's first pieces, which the counter drops
+    assert "invalid UTF-8 at byte 3600000 of the line" in skip.reason and skip.size > 3_000_000
+    assert [i.text for i in items if i.locator in ("line 1", "line 4")] == ["short one", "last line"]
+
+
+def test_a_json_lines_record_over_the_limit_is_skipped_and_the_next_one_read(tmp_path, monkeypatch):
+    monkeypatch.setattr("vocabrisk.corpus.json_records.MAX_UNCUT_BYTES", 1000)
+    path = tmp_path / "records.jsonl"
+    path.write_text('{"text": "' + "x" * 5000 + '"}\n{"text": "fine"}\n', encoding="utf-8")
+    items = list(read_source(Source(str(path), "jsonl", None, path.stat().st_size), ReadOptions()))
+    assert items[0].locator == "line 1" and "split the record" in items[0].reason and items[0].size == 5013
+    assert items[1].text == "fine"

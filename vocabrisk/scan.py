@@ -166,8 +166,10 @@ def scan(
     if merged.counts.documents == 0:
         raise InputError(
             f"no documents to count in {', '.join(inputs)}"
-            + (f" ({skips.describe()} skipped: {describe(skipped[0])} ...)" if skipped else ""),
-            hint="check the paths, --text-field and --input-format",
+            + (f" ({skips.describe()} skipped; the first: {describe(skipped[0])})" if skipped else ""),
+            hint="the reason of the first skip says what to fix"
+            if skipped
+            else "the inputs hold no text: check the paths, --text-field and --input-format",
         )
     vocab = loaded.vocab
     base, prior_source, reference_counts = _base_usage(loaded, reference, prior, policy, engine)

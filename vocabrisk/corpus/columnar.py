@@ -27,12 +27,12 @@ def read_parquet(
     position.unit = "row"
     compression = sniff_file(source.path)
     if compression:
-        yield Skipped(source.path, "file", _compressed(compression, "parquet"))
+        yield Skipped(source.path, "file", _compressed(compression, "parquet"), source.size)
         return
     with _parquet_file(source.path) as file:
         problem = _column_problem(file.schema_arrow, options.text_fields)
         if problem:
-            yield Skipped(source.path, "file", problem)
+            yield Skipped(source.path, "file", problem, source.size)
             return
         size, rows = source.size or 0, max(file.metadata.num_rows, 1)
         for batch in file.iter_batches(BATCH_ROWS, columns=list(dict.fromkeys(options.text_fields))):
@@ -70,7 +70,7 @@ def read_hf_dataset(
                 f"data file {os.path.basename(path)} listed in state.json is missing;"
                 " the dataset folder is incomplete, save or copy it again"
             )
-            yield Skipped(source.path, "file", reason)
+            yield Skipped(source.path, "file", reason, source.size)
             return
         readable = yield from _ipc_documents(path, source.path, options, position, tally, offset)
         if not readable:

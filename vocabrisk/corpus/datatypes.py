@@ -24,7 +24,7 @@ class Source:
     size: int | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: one is made per line of a corpus
 class Document:
     """One text to count, with where it came from.
 

@@ -32,7 +32,7 @@ def read_delimited(
         return
     columns = _column_indexes(header, options.text_fields)
     if isinstance(columns, str):
-        yield Skipped(source.path, "file", columns)
+        yield Skipped(source.path, "file", columns, source.size)
         return
     position.unit = "row"
     for row in rows:

@@ -83,7 +83,7 @@ def read_hf_stream(
     dataset = _load(StreamRef.parse(source.path))
     problem = _column_problem(dataset.column_names, options.text_fields)
     if problem:
-        yield Skipped(source.path, "file", problem)
+        yield Skipped(source.path, "file", problem, source.size)
         return
     for record in dataset:
         position.done += 1

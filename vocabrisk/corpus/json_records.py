@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator
 from typing import BinaryIO
@@ -23,9 +24,7 @@ def read_jsonl(
     A line that is not valid UTF-8 or JSON, or whose record has no usable text, is
     skipped with its line number (see `record_text` for dotted paths and chat records).
     """
-    number = 0
-    while line := stream.readline(MAX_UNCUT_BYTES + 1):
-        number += 1
+    for number, line in enumerate(iter(functools.partial(stream.readline, MAX_UNCUT_BYTES + 1), b""), 1):
         position.done = number
         if number == 1:
             line = line.removeprefix(BOM)
@@ -50,7 +49,7 @@ def read_json(
             f"a JSON file is read whole, and this one is over {MAX_UNCUT_TEXT}; convert it to JSON Lines,"
             " one record per line (e.g. jq -c '.[]' FILE > FILE.jsonl), which is streamed"
         )
-        yield Skipped(source.path, "file", reason)
+        yield Skipped(source.path, "file", reason, source.size)
         return
     if not data.strip():
         return
@@ -59,11 +58,11 @@ def read_json(
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         reason = f"invalid UTF-8 at byte {exc.start} (line {line}); {REENCODE}"
-        yield Skipped(source.path, "file", reason)
+        yield Skipped(source.path, "file", reason, source.size)
         return
     except (ValueError, RecursionError) as exc:
         reason = f"{_malformed(exc, with_line=True)}; if the file holds one record per line, use --input-format jsonl"
-        yield Skipped(source.path, "file", reason)
+        yield Skipped(source.path, "file", reason, source.size)
         return
     for number, record in enumerate(_records(value, options.text_fields), 1):
         yield from _document(record, source.path, f"record {number}", options.text_fields, None)

@@ -11,6 +11,8 @@ parsed whole (a JSON Lines line, a JSON file, a CSV line) beyond that size.
 
 from __future__ import annotations
 
+import functools
+import itertools
 from collections.abc import Callable, Iterable, Iterator
 
 from vocabrisk.corpus.datatypes import Document, Skipped
@@ -43,6 +45,39 @@ def cut_point(text: str, start: int = 1) -> int | None:
     return None
 
 
+def read_document(
+    parts: Iterator[bytes], path: str, locator: str, describe_error: Describe, strip_newline: bool = False
+) -> Iterator[Document | Skipped]:
+    """One document from its bytes in bounded `parts`: decoded at once when it is short (the
+    common, fast case), else streamed in pieces by `document_pieces`."""
+    head: list[bytes] = []
+    size = 0
+    for part in parts:
+        head.append(part)
+        size += len(part)
+        if size > PIECE_CHARS:
+            yield from document_pieces(itertools.chain(head, parts), path, locator, describe_error, strip_newline)
+            return
+    yield from whole_document(b"".join(head), path, locator, describe_error, strip_newline)
+
+
+def whole_document(
+    data: bytes, path: str, locator: str, describe_error: Describe, strip_newline: bool = False
+) -> Iterator[Document | Skipped]:
+    """A short document held whole: decoded at once."""
+    size = len(data)
+    if strip_newline:
+        data = data[:-2] if data.endswith(b"\r\n") else data[:-1] if data.endswith(b"\n") else data
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        yield Skipped(path, locator, describe_error(exc.start, data.count(b"\n", 0, exc.start), line_start), size)
+        return
+    if text:
+        yield Document(text, path, locator)
+
+
 def document_pieces(
     fragments: Iterable[bytes],
     path: str,
@@ -69,7 +104,7 @@ def document_pieces(
             newlines_before = newlines + data.count(b"\n", 0, error)
             last_newline = data.rfind(b"\n", 0, error)
             start = consumed + last_newline + 1 if last_newline >= 0 else line_start
-            yield Skipped(path, locator, describe_error(offset, newlines_before, start))
+            yield Skipped(path, locator, describe_error(offset, newlines_before, start), consumed + len(data))
             return
         size = len(data) - len(pending)
         newlines += data.count(b"\n", 0, size)
@@ -82,15 +117,14 @@ def document_pieces(
             cut = cut_point(text, searched)
             if cut is None:
                 if len(text.encode("utf-8")) > MAX_UNCUT_BYTES:
-                    yield Skipped(path, locator, _uncuttable(len(text)))
+                    yield Skipped(path, locator, _uncuttable(len(text)), consumed)
                     return
                 searched = len(text) - 1
                 break
             yield Document(text[:cut], path, locator, part=part, last=False)
             text, part, searched = text[cut:], part + 1, 1
     if pending:  # ends inside a multi-byte character
-        offset = consumed
-        yield Skipped(path, locator, describe_error(offset, newlines, line_start))
+        yield Skipped(path, locator, describe_error(consumed, newlines, line_start), consumed + len(pending))
         return
     if strip_newline:
         text = text[:-2] if text.endswith("\r\n") else text[:-1] if text.endswith("\n") else text
@@ -140,9 +174,9 @@ def line_fragments(stream, head: bytes = b"") -> Iterator[bytes]:
         yield head[start : end + 1]
         start = end + 1
     part = head[start:] + stream.readline(CHUNK_BYTES)  # a line begun in `head` goes on in one part
-    while part:
+    if part:
         yield part
-        part = stream.readline(CHUNK_BYTES)
+        yield from iter(functools.partial(stream.readline, CHUNK_BYTES), b"")
 
 
 def skip_rest_of_line(first: bytes, stream) -> int:

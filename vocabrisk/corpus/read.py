@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import dataclasses
 import lzma
 import zlib
 from collections.abc import Callable, Iterator
@@ -62,26 +61,16 @@ def read_source(
     compression = source.compression
     try:
         if source.format in _FILE_READERS:
-            items = _FILE_READERS[source.format](source, options, position, tally)
-            yield from _sized(items, source.size)
+            yield from _FILE_READERS[source.format](source, options, position, tally)
         else:
             with open_stream(source, tally) as (stream, compression):
-                items = _STREAM_READERS[source.format](stream, source, options, position)
-                yield from _sized(items, source.size)
+                yield from _STREAM_READERS[source.format](stream, source, options, position)
     except _READ_ERRORS as exc:
         reason = f"{_describe(exc, source.format, compression)}; {position.counted()}"
         rest = None if source.size is None else max(source.size - tally.total, 0)
         yield Skipped(source.path, position.locator(), f"{reason}; {_remedy(exc, compression)}", rest)
     # The rest of a file given up on counts as done, so that progress reaches its end.
     tally.reach(source.size or 0)
-
-
-def _sized(items: Iterator[Document | Skipped], size: int | None) -> Iterator[Document | Skipped]:
-    """The readers' items, a whole-file skip given the file's size on disk."""
-    for item in items:
-        if isinstance(item, Skipped) and item.locator == "file" and item.size is None:
-            item = dataclasses.replace(item, size=size)
-        yield item
 
 
 def _describe(exc: BaseException, fmt: str, compression: str | None) -> str:

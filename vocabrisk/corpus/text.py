@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import BinaryIO
 
 from vocabrisk.corpus.datatypes import Document, ReadOptions, Skipped, Source
-from vocabrisk.corpus.pieces import CHUNK_BYTES, SNIFF_BYTES, document_pieces, line_fragments
+from vocabrisk.corpus.pieces import CHUNK_BYTES, SNIFF_BYTES, line_fragments, read_document, whole_document
 from vocabrisk.corpus.progress import Position
 
 BINARY_REASON = (
@@ -34,13 +35,15 @@ def read_text(
     """
     head = stream.read(SNIFF_BYTES)
     if b"\0" in head:
-        yield Skipped(source.path, "file", BINARY_REASON)
+        yield Skipped(source.path, "file", BINARY_REASON, source.size)
         return
     if options.text_unit == "file":
         chunks = itertools.chain([head], iter(lambda: stream.read(CHUNK_BYTES), b""))
-        yield from document_pieces(chunks, source.path, "file", _file_error)
+        for item in read_document(chunks, source.path, "file", _file_error):
+            # a file given up on part-way is left out whole: all its bytes on disk
+            yield replace(item, size=source.size) if isinstance(item, Skipped) and source.size else item
     elif options.text_unit == "line":
-        yield from _by_line(_Fragments(line_fragments(stream, head)), source.path, position)
+        yield from _by_line(line_fragments(stream, head), source.path, position)
     else:
         yield from _by_paragraph(_Fragments(line_fragments(stream, head)), source.path, position)
 
@@ -66,37 +69,53 @@ class _Fragments:
     def __init__(self, fragments: Iterator[bytes]):
         self._fragments = fragments
         self.line = 0  # lines begun so far
-        self._ended = True  # whether the last fragment handed out ended its line
+        self.line_ended = True  # whether the last fragment handed out ended its line
 
     def next_line_start(self) -> bytes | None:
         """The first fragment of the next line, None at the end."""
         fragment = next(self._fragments, None)
         if fragment is not None:
             self.line += 1
-            self._ended = fragment.endswith(b"\n")
+            self.line_ended = fragment.endswith(b"\n")
         return fragment
 
     def rest_of_line(self) -> Iterator[bytes]:
         """The remaining fragments of the line begun last."""
-        while not self._ended:
+        while not self.line_ended:
             fragment = next(self._fragments, None)
             if fragment is None:
                 return
-            self._ended = fragment.endswith(b"\n")
+            self.line_ended = fragment.endswith(b"\n")
             yield fragment
 
-    def drain_line(self) -> None:
-        for _ in self.rest_of_line():
+
+def _by_line(fragments: Iterator[bytes], path: str, position: Position) -> Iterator[Document | Skipped]:
+    number = 0
+    for first in fragments:
+        number += 1
+        position.done = number
+        if first[-1:] == b"\n" or len(first) < CHUNK_BYTES:  # the whole line in one part: the common case
+            data = first[:-2] if first[-2:] == b"\r\n" else first[:-1] if first[-1:] == b"\n" else first
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                yield from whole_document(first, path, f"line {number}", _line_error, strip_newline=True)
+                continue
+            if text:
+                yield Document(text, path, f"line {number}")
+            continue
+        parts = _rest_of_line(first, fragments)
+        yield from read_document(parts, path, f"line {number}", _line_error, strip_newline=True)
+        for _ in parts:  # what an invalid line left unread
             pass
 
 
-def _by_line(fragments: _Fragments, path: str, position: Position) -> Iterator[Document | Skipped]:
-    while (first := fragments.next_line_start()) is not None:
-        number = fragments.line
-        position.done = number
-        parts = itertools.chain([first], fragments.rest_of_line())
-        yield from document_pieces(parts, path, f"line {number}", _line_error, strip_newline=True)
-        fragments.drain_line()  # what an invalid line left unread
+def _rest_of_line(first: bytes, fragments: Iterator[bytes]) -> Iterator[bytes]:
+    """A long line's parts: `first`, then the fragments up to the one that ends the line."""
+    part = first
+    yield part
+    while part[-1:] != b"\n" and (part := next(fragments, b"")):
+        yield part
 
 
 def _by_paragraph(fragments: _Fragments, path: str, position: Position) -> Iterator[Document | Skipped]:
@@ -109,7 +128,7 @@ def _by_paragraph(fragments: _Fragments, path: str, position: Position) -> Itera
         start = fragments.line
         following: list[bytes | None] = []  # the first fragment after the paragraph, once met
         parts = _paragraph_parts(first, fragments, following)
-        yield from document_pieces(parts, path, f"line {start}", _paragraph_error(start), strip_newline=True)
+        yield from read_document(parts, path, f"line {start}", _paragraph_error(start), strip_newline=True)
         for _ in parts:  # what an invalid paragraph left unread
             pass
         first = following[0]  # the blank line after it, or None at the end
