@@ -132,7 +132,7 @@ class TrainingPlan:
         rest = total - warm
         # linear and cosine decay both sum to (rest + 1) / 2 over the rest: cos(pi k / rest) sums to 1
         after = rest if self.lr_schedule == "constant" else (rest + 1) / 2 if rest else 0.0
-        return self.learning_rate * (rising + after) / total
+        return self.learning_rate * ((rising + after) / total)
 
     @property
     def head_trains(self) -> bool:
