@@ -101,7 +101,14 @@ def windows_of(stream: np.ndarray, seq_len: int, limit: int):
 
 
 def worker(
-    folder: Path, out: Path, index: int, workers: int, device: str, model_path: Path | None, smoke: bool
+    folder: Path,
+    out: Path,
+    index: int,
+    workers: int,
+    device: str,
+    model_path: Path | None,
+    smoke: bool,
+    only: list[str],
 ) -> None:
     import torch
     from transformers import AutoModelForCausalLM
@@ -113,6 +120,9 @@ def worker(
     if smoke:  # a few steps of two runs: checks the whole path in seconds on a CPU
         plan = {**plan, "steps": 3, "seeds": 1, "tokens_per_step": plan["seq_len"] * 2}
         suite["runs"] = suite["runs"][:2]
+    if only:
+        by_name = {run["name"]: run for run in suite["runs"]}
+        suite["runs"] = [by_name[name] for name in only]  # in the order given
     tokens = np.load(folder / "tokens.npz")
     started = time.monotonic()
 
@@ -123,7 +133,7 @@ def worker(
         base = AutoModelForCausalLM.from_pretrained(model_path).to(device)
     else:
         base = load_base(suite, folder, device, log)
-    old = torch.from_numpy(tokens["old"].astype(np.int64))
+    old = windows_of(tokens["old"].reshape(-1), plan["seq_len"], 2 if smoke else plan["old_windows"])
     base_matrix = output_matrix(base)
     base_hidden = final_hidden(base, old, device, plan["bf16"])
     base_old = loss(base_hidden, base_matrix, old, device)
@@ -132,7 +142,9 @@ def worker(
     with (out / f"{suite['base']}-runs-{index}.jsonl").open("a") as sink:
         for run, seed in jobs:
             train = torch.from_numpy(tokens[f"{run['file']}/train"].astype(np.int64))
-            heldout = windows_of(tokens[f"{run['file']}/heldout"], plan["seq_len"], 32)
+            heldout = windows_of(
+                tokens[f"{run['file']}/heldout"], plan["seq_len"], 2 if smoke else min(32, plan["old_windows"])
+            )
             config = TrainConfig(
                 steps=plan["steps"],
                 lr=plan["lr"],
@@ -190,13 +202,14 @@ def main() -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--only", nargs="*", default=[], help="run only these runs of the suite")
     parser.add_argument("--smoke", action="store_true", help="3 steps of 2 runs: check the path, measure nothing")
     parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--model-path", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     if args.worker is not None:
-        worker(args.suite, args.out, args.worker, args.workers, args.device, args.model_path, args.smoke)
+        worker(args.suite, args.out, args.worker, args.workers, args.device, args.model_path, args.smoke, args.only)
         return 0
     suite = json.loads((args.suite / "suite.json").read_text())
     base = suite["base"]
@@ -208,6 +221,7 @@ def main() -> int:
     command = [sys.executable, __file__, "--suite", str(args.suite), "--out", str(args.out), "--device", args.device]
     command += ["--workers", str(args.workers)] + (["--model-path", str(model_path)] if model_path else [])
     command += ["--smoke"] if args.smoke else []
+    command += ["--only", *args.only] if args.only else []
     procs = [subprocess.Popen([*command, "--worker", str(i)]) for i in range(args.workers)]
     status = max(p.wait() for p in procs)
     merge(args.out, base, args.workers)
