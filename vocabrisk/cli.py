@@ -522,6 +522,69 @@ def verify_command(inputs, model, text_fields, text_unit, input_format, special_
     render_verify(result, _stdout())
 
 
+@main.command("calibrate")
+@click.option(
+    "--model", default="demo", show_default=True, help="Base model: a local folder, hub id in the cache, or 'demo'."
+)
+@click.option(
+    "--probe",
+    "probes",
+    multiple=True,
+    required=True,
+    type=click.Path(exists=True),
+    help="Generic text the model did not see, not one of your candidates (repeatable; two or more).",
+)
+@click.option(
+    "--reference",
+    multiple=True,
+    type=click.Path(exists=True),
+    help="Old text, in the base model's own distribution, to measure forgetting on. "
+    "[default: the model's bundled sample]",
+)
+@verify_options
+@click.option(
+    "--eval-windows",
+    type=click.IntRange(min=1),
+    default=32,
+    show_default=True,
+    help="Windows of old text to evaluate on.",
+)
+@click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
+@format_option
+@_report_errors
+def calibrate_command(model, probes, reference, eval_windows, quiet, output_format, **train):  # fmt: skip
+    """Fit the forecast's constants to MODEL from short fine-tunes on probe text.
+
+    Each probe is trained on whole and as its first quarter; the forgetting measured on old text
+    fixes kappa (how far rows move per unit of learning rate), head_gain and body_gain (how
+    repetition adds to it), saved under ~/.cache/vocabrisk/calibration/ where later scans of the
+    same model find them. Needs the `verify` extra: pip install 'vocabrisk[verify]'.
+    """
+    try:
+        from vocabrisk.verify.probes import calibrate
+        from vocabrisk.verify.train import TrainConfig
+    except ImportError as exc:
+        raise VocabriskError(f"calibrate needs torch and transformers ({exc})",
+                             hint="pip install 'vocabrisk[verify]'") from exc  # fmt: skip
+    train["grad_clip"] = train["grad_clip"] or None
+    err = Console(stderr=True, highlight=False)
+    result = calibrate(
+        list(probes),
+        model,
+        TrainConfig(eps=train.pop("adam_eps"), **train),
+        reference=list(reference) or None,
+        eval_windows=eval_windows,
+        log=(lambda _m: None) if quiet or output_format == "json" else (lambda m: err.print(f"[dim]{m}[/]")),
+    )
+    data = {"calibration": result.calibration.to_dict(), "saved": str(result.path), "runs": result.runs}
+    if output_format == "json":
+        click.echo(json.dumps(data, indent=2))
+        return
+    from vocabrisk.report.terminal import render_calibration
+
+    render_calibration(data, _stdout())
+
+
 def _stdout() -> Console:
     """The report console; wide enough for the tables when stdout is a pipe or a CI log."""
     console = Console()

@@ -1,4 +1,4 @@
-"""Comparing corpora: `rank` candidates by risk, `diff` two profiles of the same model."""
+"""Comparing corpora: `rank` candidates by forecast forgetting, `diff` two profiles of the same model."""
 
 from __future__ import annotations
 
@@ -21,12 +21,13 @@ class Ranked:
     summary: Summary
 
     def row(self) -> dict:
-        p, r = self.summary.profile, self.summary.risk
+        p, r, f = self.summary.profile, self.summary.risk, self.summary.forecast
         data = self.summary.to_dict()
         return {
             "candidate": self.name,
             "documents": p.documents,
             "tokens": p.total_tokens,
+            "forecast": f.to_dict(),
             "used_share": data["used_share"],
             "starved_rows": int(r.starved.sum()),
             "risk": r.score,
@@ -54,7 +55,7 @@ def rank(
     *,
     scan_candidate: Callable[[str], Profile] | None = None,
 ) -> list[Ranked]:
-    """Order candidate corpora from least to most risky. Saved profiles are loaded, not rescanned.
+    """Order candidate corpora by forecast forgetting, least first. Saved profiles are loaded, not rescanned.
 
     Each candidate is one corpus (a file, folder or glob) or a `Profile`. `scan_candidate`
     replaces the default `scan([candidate], model)`, e.g. to pass read options or a reference.
@@ -79,7 +80,7 @@ def rank(
         ranked.append(Ranked(name, Summary.of(profile, plan)))
     for r in ranked[1:]:
         check_comparable(ranked[0].summary.profile, r.summary.profile, ranked[0].name, r.name)
-    return sorted(ranked, key=lambda r: r.summary.risk.score)
+    return sorted(ranked, key=lambda r: r.summary.forecast.total)
 
 
 def diff(old: Profile, new: Profile, plan: TrainingPlan | None = None) -> dict:
@@ -110,6 +111,8 @@ def diff(old: Profile, new: Profile, plan: TrainingPlan | None = None) -> dict:
         return [{"token_id": int(i), "token": new.tokens[i], "group": str(new.groups[i])} for i in order]
 
     return {
+        "forecast_before": before.forecast.to_dict(),
+        "forecast_after": after.forecast.to_dict(),
         "risk_before": before.risk.score,
         "risk_after": after.risk.score,
         "band_before": before.risk.band,

@@ -45,6 +45,7 @@ import numpy as np
 from vocabrisk._version import __version__
 
 CONTEXT_RADIUS = 32  # tokens either side: about a paragraph
+OLD_TEXT_TOKENS = 60_000  # old text kept in a profile: thousands of contexts, a forecast in about a second
 DEFAULT_KAPPA = 20.0  # logit change per unit of summed learning rate; see docs/VALIDITY.md
 DEFAULT_HEAD_GAIN = 1.0
 DEFAULT_BODY_GAIN = 1.0
@@ -75,6 +76,19 @@ class Calibration:
     def from_dict(cls, data: dict) -> Calibration:
         known = {f for f in cls.__dataclass_fields__}
         return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def model_key(model: dict, tokenizer: dict) -> str:
+    """Which base model a calibration belongs to: its tokenizer and where its head lives."""
+    import hashlib
+
+    head = model.get("head") or {}
+    identity = {
+        "tokenizer": tokenizer.get("fingerprint"),
+        "model": model.get("name"),
+        "head": {k: head.get(k) for k in ("file", "tensor", "rows", "hidden", "data_offset")},
+    }
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:20]
 
 
 def calibration_dir() -> Path:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from vocabrisk.forecast import Calibration, Forecast, forecast, load_calibration, model_key
 from vocabrisk.plan import TrainingPlan
 from vocabrisk.profile import Profile
 from vocabrisk.risk import RiskResult, assess
@@ -17,10 +18,18 @@ TOP_TOKENS = 15
 class Summary:
     profile: Profile
     risk: RiskResult
+    forecast: Forecast
 
     @classmethod
-    def of(cls, profile: Profile, plan: TrainingPlan | None = None) -> Summary:
-        return cls(profile, assess(profile, plan or TrainingPlan()))
+    def of(cls, profile: Profile, plan: TrainingPlan | None = None, calibration: Calibration | None = None) -> Summary:
+        """The risk and the forecast of a profile under a plan; the model's saved calibration by default."""
+        plan = plan or TrainingPlan()
+        risk = assess(profile, plan)
+        calibration = calibration or load_calibration(model_key(profile.model, profile.tokenizer))
+        predicted = forecast(
+            profile.shares, risk.exposure, risk.prior, profile.old_text, plan, profile.total_tokens, calibration
+        )
+        return cls(profile, risk, predicted)
 
     def groups(self) -> list[dict]:
         """Per token group: rows, how many the corpus uses, leaves absent or starved, and risk carried."""
@@ -82,12 +91,14 @@ class Summary:
             "used_share": p.used_rows() / coverable if coverable else 0.0,
             "absent_rows": int(p.absent_rows().sum()),
             "starved_rows": int(r.starved.sum()),
+            "forecast": self.forecast.to_dict(),
             "risk": {
                 "score": r.score,
                 "band": r.band,
                 "prior": r.prior_source,
                 "plan": r.plan.to_dict(),
-                "meaning": "prior-weighted share of output-head rows expected to drift under one-sided Adam updates",
+                "meaning": "starved usage: prior-weighted share of output-head rows expected to drift under "
+                "one-sided Adam updates (secondary: it names the rows, the forecast ranks corpora)",
             },
             "groups": self.groups(),
             "top_at_risk": self.top_at_risk(),
