@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import re
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
+from vocabrisk import scan
+from vocabrisk.cli import main
 from vocabrisk.plan import LR_SCHEDULES, PlanError, TrainingPlan, resolve_plan
 
 # A TrainingArguments JSON as `to_json_string()` writes it, cut to the fields a plan reads plus a few it ignores.
@@ -44,12 +53,12 @@ def test_defaults_stay_what_they_were():
 def test_a_plan_in_epochs_takes_its_steps_from_the_corpus():
     plan = TrainingPlan(tokens_per_step=1_000, epochs=2.5)
     assert plan.steps is None
-    assert plan.steps_for(10_500) == 25  # 10 whole batches an epoch, as the Trainer counts them
+    assert plan.steps_for(10_500) == 27  # 26.25 steps, rounded up
     resolved = plan.resolve(10_500)
-    assert (resolved.steps, resolved.epochs) == (25, 2.5)
+    assert (resolved.steps, resolved.epochs) == (27, 2.5)
     assert resolved.resolve(40_000).steps == 100  # a resolved plan re-resolves for another corpus
-    assert plan.implied_epochs(10_500) == pytest.approx(25_000 / 10_500)
-    assert plan.steps_for(10) == 3  # a corpus smaller than one step is still one batch an epoch
+    assert plan.implied_epochs(10_500) == resolved.implied_epochs(10_500) == 2.5
+    assert plan.steps_for(10) == 1
     with pytest.raises(PlanError, match="resolve"):
         _ = plan.total_tokens
 
@@ -88,7 +97,7 @@ def test_lr_follows_transformers_schedules(schedule, expected):
 def test_mean_lr_is_the_mean_of_the_schedule(steps, warmup, schedule, lr):
     plan = TrainingPlan(steps=steps, warmup_steps=warmup, learning_rate=lr, lr_schedule=schedule)
     assert plan.mean_lr == pytest.approx(float(np.mean(plan.lr_at(np.arange(steps)))), rel=1e-9, abs=1e-15)
-    assert 0.0 <= plan.mean_lr <= lr
+    assert 0.0 <= plan.mean_lr <= lr * (1 + 1e-12)
 
 
 def test_warmup_ratio_rounds_up_as_transformers_does():
@@ -153,6 +162,7 @@ def test_transformers_constant_schedule_ignores_warmup_and_a_fraction_of_warmup_
     assert TrainingPlan.from_training_arguments(with_warmup, 64).warmup_steps == 50
     ratio = TrainingPlan.from_training_arguments({**HF_ARGS, "max_steps": 100, "warmup_steps": 0.05}, 64)
     assert ratio.warmup == 5
+    assert TrainingPlan.from_training_arguments({**HF_ARGS, "warmup_steps": 30.0}, 64).warmup_steps == 30
 
 
 def test_a_trl_sft_config_says_its_own_sequence_length():
@@ -263,3 +273,151 @@ def test_a_flag_replaces_a_training_arguments_field_vocabrisk_cannot_read(tmp_pa
 def test_flags_that_cannot_make_a_plan_are_refused(flags, message):
     with pytest.raises(PlanError, match=message):
         resolve_plan(flags)
+
+
+# ---- the command line ----------------------------------------------------------------------
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
+PROSE = str(SAMPLES / "english-prose")
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory) -> dict[str, str]:
+    root = tmp_path_factory.mktemp("profiles")
+    names = ("english-prose", "korean-notes.txt")
+    return {name: str(scan([str(SAMPLES / name)], "demo").save(root / name)) for name in names}
+
+
+@pytest.fixture
+def in_tmp(tmp_path, monkeypatch) -> Path:
+    """Run in an empty folder, so no configuration file above the checkout applies."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def cli(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def json_plans(saved: dict[str, str], *flags: str) -> list[dict]:
+    """The plan each command judges under, as its JSON says."""
+    prose, korean = saved["english-prose"], saved["korean-notes.txt"]
+    scanned = json.loads(cli("scan", PROSE, "--format", "json", *flags).stdout)["risk"]["plan"]
+    ranked = json.loads(cli("rank", prose, korean, "--format", "json", *flags).stdout)["candidates"]
+    diffed = json.loads(cli("diff", korean, prose, "--format", "json", *flags).stdout)["plan"]
+    gated = json.loads(cli("gate", prose, "--max-risk", "1", "--format", "json", *flags).stdout)
+    return [scanned, *(row["plan"] for row in ranked), diffed, gated["summary"]["risk"]["plan"]]
+
+
+def test_every_command_judges_under_the_configured_plan_and_flags_override_it(saved, in_tmp):
+    (in_tmp / "vocabrisk.toml").write_text("[plan]\ntokens-per-step = 4096\nsteps = 300\nadam-beta2 = 0.99\n")
+    configured = TrainingPlan(tokens_per_step=4096, steps=300, beta2=0.99).to_dict()
+    assert json_plans(saved) == [configured] * 5
+    flagged = TrainingPlan(tokens_per_step=4096, steps=300, beta2=0.95, learning_rate=1e-4).to_dict()
+    assert json_plans(saved, "--beta2", "0.95", "--lr", "1e-4") == [flagged] * 5
+    report = cli("report", saved["english-prose"], "--markdown", "-", "--adam-beta2", "0.95", "--lr", "1e-4")
+    assert "300 steps × 4,096 tokens" in report.stdout and "β=(0.9, 0.95)" in report.stdout
+
+
+def test_a_training_arguments_file_sets_the_plan_from_flags_or_the_configuration(saved, in_tmp, monkeypatch):
+    (in_tmp / "train").mkdir()
+    (in_tmp / "train" / "training_args.json").write_text(json.dumps({**HF_ARGS, "max_steps": 120}))
+    flags = ("--training-args", str(in_tmp / "train" / "training_args.json"), "--seq-len", "256", "--world-size", "2")
+    expected = TrainingPlan.from_training_arguments(HF_ARGS | {"max_steps": 120}, seq_len=256, world_size=2)
+    assert expected.tokens_per_step == 8 * 4 * 2 * 256
+    data = json.loads(cli("scan", PROSE, "--format", "json", *flags).stdout)
+    assert data["risk"]["plan"] == expected.to_dict()
+    # the same from the configuration file, with the path relative to it, run from a folder below
+    (in_tmp / "vocabrisk.toml").write_text('[plan]\ntraining-args = "train/training_args.json"\nseq-len = 256\n')
+    monkeypatch.chdir(in_tmp / "train")
+    result = cli("diff", saved["korean-notes.txt"], saved["english-prose"], "--format", "json")
+    assert json.loads(result.stdout)["plan"] == replace(expected, tokens_per_step=8 * 4 * 256).to_dict()
+
+
+def test_the_implied_epochs_are_shown_and_a_plan_that_repeats_the_corpus_is_warned_about(saved, in_tmp):
+    data = json.loads(cli("scan", PROSE, "--format", "json").stdout)
+    epochs = TrainingPlan().total_tokens / data["tokens"]
+    assert data["risk"]["implied_epochs"] == pytest.approx(epochs)
+    assert data["warnings"] == [TrainingPlan().repeats_warning(data["tokens"])]
+    text = cli("scan", PROSE).stdout
+    assert f"({epochs:,.0f} epochs over this corpus)" in text and "the plan repeats this corpus" in text
+    stated = json.loads(cli("scan", PROSE, "--format", "json", "--epochs", "2", "--tokens-per-step", "512").stdout)
+    assert stated["warnings"] == [] and stated["risk"]["implied_epochs"] == 2.0
+    assert stated["risk"]["plan"]["steps"] == math.ceil(2 * data["tokens"] / 512)
+    gate = cli("gate", saved["english-prose"], "--max-risk", "1", "--format", "github")
+    assert "::warning title=vocabrisk plan::the plan repeats this corpus" in gate.stdout
+    rank = cli("rank", saved["english-prose"], saved["korean-notes.txt"])
+    assert "epochs" in rank.stdout and rank.stdout.count("the plan repeats this corpus") == 2
+
+
+def test_an_epochs_plan_gives_each_candidate_its_own_steps(saved, in_tmp):
+    ranked = cli("rank", *saved.values(), "--epochs", "3", "--tokens-per-step", "256", "--format", "json")
+    rows = json.loads(ranked.stdout)["candidates"]
+    assert len({row["plan"]["steps"] for row in rows}) == 2
+    for row in rows:
+        assert row["plan"]["steps"] == math.ceil(3 * row["tokens"] / 256)
+        assert row["implied_epochs"] == 3.0 and row["warnings"] == []
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--seq-len", "2048"], "--seq-len only apply to a TrainingArguments file"),
+        (["--steps", "10", "--epochs", "1"], "both --steps and --epochs"),
+        (["--trains", "head"], "'head' is not one of"),
+        (["--training-args", "missing.json", "--seq-len", "8"], "missing.json: cannot read"),
+    ],
+)
+def test_plan_flags_that_cannot_make_a_plan_exit_2_before_scanning(in_tmp, flags, message):
+    result = CliRunner().invoke(main, ["scan", PROSE, *flags])
+    assert result.exit_code == 2
+    assert message in result.output.replace("\n", " ")
+
+
+# ---- the README's section runs as written --------------------------------------------------
+def readme_blocks(language: str) -> list[str]:
+    """The LANGUAGE code blocks of the README's "The training plan" section."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## The training plan\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(rf"```{language}\n(.*?)```", section, flags=re.DOTALL)
+
+
+def run_here(command: list[str] | str, cwd: Path) -> subprocess.CompletedProcess:
+    """COMMAND as a shell runs it in CWD, with this environment's `vocabrisk` first on the PATH."""
+    env = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"]}
+    shell = ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", command] if isinstance(command, str) else command
+    return subprocess.run(shell, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def write_training_args(folder: Path) -> dict:
+    """The README's Python example run in FOLDER where transformers is installed, else its JSON by hand."""
+    (python,) = readme_blocks("python")
+    try:
+        import torch  # noqa: F401  (TrainingArguments needs it)
+        import transformers  # noqa: F401
+    except ImportError:
+        args = {**HF_ARGS, "per_device_train_batch_size": 8, "gradient_accumulation_steps": 4, "num_train_epochs": 2.0,
+                "learning_rate": 1e-4, "lr_scheduler_type": "cosine", "warmup_steps": 100}  # fmt: skip
+        (folder / "training_args.json").write_text(json.dumps(args))
+    else:
+        result = run_here([sys.executable, "-c", python], folder)
+        assert result.returncode == 0, result.stderr
+    return json.loads((folder / "training_args.json").read_text())
+
+
+def test_the_readme_plan_examples_run_as_written(in_tmp):
+    (in_tmp / "sample_corpora").symlink_to(SAMPLES, target_is_directory=True)
+    args = write_training_args(in_tmp)
+    assert (args["num_train_epochs"], args["lr_scheduler_type"], args["warmup_steps"]) == (2, "cosine", 100)
+    (commands,) = readme_blocks("bash")
+    for command in commands.strip().splitlines():
+        result = run_here(command, in_tmp)
+        assert result.returncode == 0, command + "\n" + result.stderr
+        shown = "epochs over this corpus" if " scan " in command else "400 steps × 8,192 tokens"
+        assert shown in result.stdout, command + "\n" + result.stdout
+    (toml,) = readme_blocks("toml")
+    (in_tmp / "pyproject.toml").write_text(toml)
+    (in_tmp / "train").mkdir()
+    (in_tmp / "training_args.json").rename(in_tmp / "train" / "training_args.json")
+    result = run_here(["vocabrisk", "scan", "sample_corpora/english-prose", "--format", "json"], in_tmp)
+    expected = replace(TrainingPlan.from_training_arguments(args, seq_len=1024), trains="lora")
+    assert json.loads(result.stdout)["risk"]["plan"] == expected.resolve(json.loads(result.stdout)["tokens"]).to_dict()

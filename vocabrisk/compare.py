@@ -32,6 +32,9 @@ class Ranked:
             "starved_rows": int(r.starved.sum()),
             "risk": r.score,
             "band": r.band,
+            "plan": r.plan.to_dict(),
+            "implied_epochs": self.summary.implied_epochs,
+            "warnings": data["warnings"],
             "baselines": {"never_seen_share": never_seen_share(p), "unigram_kl": unigram_kl(p)},
             "top_groups": [g["group"] for g in data["groups"][:3] if g["risk"] > 0],
         }
@@ -124,5 +127,8 @@ def diff(old: Profile, new: Profile, plan: TrainingPlan | None = None) -> dict:
         "newly_starved_tokens": tokens(newly),
         "no_longer_starved_tokens": tokens(fed),
         "groups": groups,
-        "plan": plan.to_dict(),
+        "plan": after.risk.plan.to_dict(),
+        "implied_epochs_before": before.implied_epochs,
+        "implied_epochs_after": after.implied_epochs,
+        "warnings": after.warnings(),
     }

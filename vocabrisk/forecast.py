@@ -182,11 +182,6 @@ class Forecast:
         }
 
 
-def summed_learning_rate(plan, steps: int) -> float:
-    """Σ_t lr_t over the run: how far Adam can move a row that gets a consistent gradient."""
-    return float(sum(plan.lr_at(t) for t in range(steps)))
-
-
 def step_size(prior: np.ndarray, eps: float, hidden_scale: float = HIDDEN_SCALE) -> np.ndarray:
     """Share of a full Adam step a starved row takes: its gradient p·h against eps."""
     gradient = np.asarray(prior, dtype=np.float64) * hidden_scale
@@ -233,9 +228,9 @@ def forecast(
 ) -> Forecast:
     """The forecast of forgetting for a corpus with these token shares and per-row exposure."""
     calibration = calibration or Calibration()
-    steps = plan.steps_for(corpus_tokens)
-    epochs = plan.implied_epochs(corpus_tokens)
-    lr_sum = summed_learning_rate(plan, steps)
+    plan = plan.resolve(corpus_tokens)
+    epochs = plan.implied_epochs(corpus_tokens) or 0.0
+    lr_sum = plan.mean_lr * plan.steps
     eps = plan.head_eps if plan.head_eps is not None else plan.eps
     if plan.head_trains:
         shift = calibration.kappa * lr_sum * step_size(prior, eps) * push(shares, prior, exposure)

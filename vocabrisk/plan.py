@@ -62,14 +62,10 @@ class TrainingPlan:
 
     # ---- length ----------------------------------------------------------------------------
     def steps_for(self, corpus_tokens: int) -> int:
-        """Optimizer steps over a corpus of CORPUS_TOKENS: `steps`, or `epochs` × steps per epoch.
-
-        Steps per epoch are whole batches, at least one, as transformers' Trainer counts them.
-        """
+        """Optimizer steps over a corpus of CORPUS_TOKENS: `steps`, or the steps `epochs` take, rounded up."""
         if self.epochs is None:
             return self.steps
-        per_epoch = max(int(corpus_tokens) // self.tokens_per_step, 1)
-        return max(math.ceil(self.epochs * per_epoch), 1)
+        return max(math.ceil(self.epochs * corpus_tokens / self.tokens_per_step), 1)
 
     def resolve(self, corpus_tokens: int) -> TrainingPlan:
         """This plan with its steps set for a corpus of CORPUS_TOKENS (itself for a plan in steps)."""
@@ -79,7 +75,7 @@ class TrainingPlan:
         """How many times the plan goes over a corpus of CORPUS_TOKENS (None for an empty corpus)."""
         if corpus_tokens <= 0:
             return None
-        return self.steps_for(corpus_tokens) * self.tokens_per_step / corpus_tokens
+        return self.epochs or self.steps * self.tokens_per_step / corpus_tokens
 
     def repeats_warning(self, corpus_tokens: int) -> str | None:
         """A warning when the plan repeats the corpus more than REPEATS_WARNING times."""
@@ -322,12 +318,12 @@ def _training_arguments_fields(
         if not warms_up:
             plan["warmup_steps"] = 0
     if "warmup_steps" not in ignore and "warmup_steps" not in plan:
-        steps = args.get("warmup_steps", 0)
-        if isinstance(steps, float) and 0 < steps < 1:  # transformers 5 reads a fraction as a ratio
+        steps = read("warmup_steps", _Check("a number from 0 up", "100", low=0), 0)
+        if steps >= 1:  # transformers 5 takes a float, whole steps from 1 up
+            plan["warmup_steps"] = int(steps)
+        elif steps > 0:  # and a fraction of the steps below 1
             plan["warmup_ratio"] = steps
-        elif steps:
-            plan["warmup_steps"] = read("warmup_steps", _CHECKS["warmup_steps"])
-        elif args.get("warmup_ratio"):
+        elif args.get("warmup_ratio"):  # transformers 4
             plan["warmup_ratio"] = read("warmup_ratio", _CHECKS["warmup_ratio"])
     return plan
 

@@ -73,6 +73,16 @@ class Summary:
             )
         return rows
 
+    @property
+    def implied_epochs(self) -> float | None:
+        """How many times the plan goes over this corpus."""
+        return self.risk.plan.implied_epochs(self.profile.total_tokens)
+
+    def warnings(self) -> list[str]:
+        """What a reader should know before trusting the numbers: today, a plan that repeats the corpus."""
+        warning = self.risk.plan.repeats_warning(self.profile.total_tokens)
+        return [warning] if warning else []
+
     def to_dict(self) -> dict:
         p, r = self.profile, self.risk
         coverable = int(p.coverable.sum())
@@ -97,6 +107,7 @@ class Summary:
                 "band": r.band,
                 "prior": r.prior_source,
                 "plan": r.plan.to_dict(),
+                "implied_epochs": self.implied_epochs,
                 "meaning": "starved usage: prior-weighted share of output-head rows expected to drift under "
                 "one-sided Adam updates (secondary: it names the rows, the forecast ranks corpora)",
             },
@@ -107,4 +118,5 @@ class Summary:
             "sources": p.sources,
             "skipped": p.skipped,
             "skipped_examples": p.skipped_examples,
+            "warnings": self.warnings(),
         }

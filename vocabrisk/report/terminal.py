@@ -8,6 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from vocabrisk.advice import Advice
+from vocabrisk.plan import describe, format_epochs
 from vocabrisk.risk import RiskResult
 from vocabrisk.summary import Summary
 
@@ -55,14 +56,15 @@ def render_scan(summary: Summary, advice: Advice, console: Console) -> None:
         f"{data['used_rows']:,} of {data['coverable_rows']:,} rows used ({data['used_share']:.1%})  ·  "
         f"{data['absent_rows']:,} never seen  ·  {data['starved_rows']:,} starved",
     )
-    plan = risk["plan"]
     risk_text = Text.assemble(
         (f"{risk['score']:.3f} ", "bold"),
         (risk["band"].upper(), BAND_STYLE[risk["band"]]),
-        f"   prior: {risk['prior']}  ·  plan: {plan['steps']:,} steps × "
-        f"{plan['tokens_per_step']:,} tokens, β2={plan['beta2']}",
+        f"   prior: {risk['prior']}",
     )
     facts.add_row("risk", risk_text)
+    facts.add_row("plan", describe(risk))
+    for warning in data["warnings"]:
+        facts.add_row("warning", Text(warning, style="yellow"))
     if data["skipped"]:
         example = data["skipped_examples"][0]
         facts.add_row(
@@ -160,7 +162,7 @@ def render_rank(rows: list[dict], risk: RiskResult, console: Console) -> None:
         "Candidates, least risky first",
         [("#", "right"), ("candidate", "left"), ("tokens", "right"), ("used", "right"), ("starved", "right"),
          ("never seen", "right"), ("unigram KL", "right"), ("risk", "right"), ("band", "left"),
-         ("risk sits in", "left")],
+         ("epochs", "right"), ("risk sits in", "left")],
     )  # fmt: skip
     for i, row in enumerate(rows, 1):
         table.add_row(
@@ -173,14 +175,17 @@ def render_rank(rows: list[dict], risk: RiskResult, console: Console) -> None:
             f"{row['baselines']['unigram_kl']:.2f}",
             f"{row['risk']:.3f}",
             Text(row["band"], style=BAND_STYLE[row["band"]]),
+            format_epochs(row["implied_epochs"]),
             ", ".join(row["top_groups"]),
         )
     console.print(table)
-    plan = risk.plan
     console.print(
-        f"[dim]prior: {risk.prior_source} · plan: {plan.steps:,} steps × {plan.tokens_per_step:,} tokens, "
-        f"β2={plan.beta2} · never seen and unigram KL are naive baselines, shown for comparison[/]"
+        f"[dim]prior: {risk.prior_source} · plan: {describe({'plan': risk.plan.to_dict()})} · epochs: how many times "
+        "the plan goes over each candidate · never seen and unigram KL are naive baselines, shown for comparison[/]"
     )
+    for row in rows:
+        for warning in row["warnings"]:
+            console.print(Text(f"warning: {row['candidate']}: {warning}", style="yellow"))
 
 
 def render_diff(old: str, new: str, result: dict, console: Console) -> None:
@@ -192,6 +197,12 @@ def render_diff(old: str, new: str, result: dict, console: Console) -> None:
         f"starved rows {result['starved_before']:,} → {result['starved_after']:,}: "
         f"{result['newly_starved']:,} newly starved, {result['no_longer_starved']:,} no longer starved"
     )
+    console.print(
+        f"[dim]plan: {describe({'plan': result['plan']})}; epochs over the corpus "
+        f"{format_epochs(result['implied_epochs_before'])} → {format_epochs(result['implied_epochs_after'])}[/]"
+    )
+    for warning in result["warnings"]:
+        console.print(Text(f"warning: {warning}", style="yellow"))
     if result["groups"]:
         table = _table("Groups that changed", [("group", "left"), ("starved", "right"), ("risk", "right")])
         for g in result["groups"][:12]:
