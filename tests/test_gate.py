@@ -112,7 +112,7 @@ def test_an_increase_limit_needs_a_baseline_and_out_may_not_overwrite_it(profile
 
 def test_limits_come_from_the_nearest_pyproject_and_flags_override_them(profiles, tmp_path, monkeypatch):
     (tmp_path / "pyproject.toml").write_text(
-        '[project]\nname = "pipeline"\n\n[tool.vocabrisk.gate]\nmax-risk = 0.5\nsteps = 1000\n'
+        '[project]\nname = "pipeline"\n\n[tool.vocabrisk.plan]\nsteps = 1000\n\n[tool.vocabrisk.gate]\nmax-risk = 0.5\n'
         f'baseline = "{Path(profiles["prose"]).as_posix()}"\nmax-risk-increase = 0.3\n'
     )
     (tmp_path / "pipeline" / "step").mkdir(parents=True)
@@ -127,12 +127,12 @@ def test_limits_come_from_the_nearest_pyproject_and_flags_override_them(profiles
 def test_vocabrisk_toml_sets_model_plan_and_a_baseline_relative_to_itself(profiles, tmp_path):
     (tmp_path / "base").symlink_to(profiles["prose"], target_is_directory=True)
     (tmp_path / "vocabrisk.toml").write_text(
-        '[gate]\nmodel = "demo"\nbaseline = "base"\ntokens-per-step = 4096\nsteps = 500\n'
-        '[gate.max-group-risk]\n"*" = 0.3\n'
+        '[gate]\nmodel = "demo"\nbaseline = "base"\n[gate.max-group-risk]\n"*" = 0.3\n'
+        "[plan]\ntokens-per-step = 4096\nsteps = 500\n"
     )
     data = json.loads(gate(KOREAN, "--format", "json").stdout)
     assert data["baseline"]["path"] == str(tmp_path / "base")
-    assert data["summary"]["risk"]["plan"] == {"tokens_per_step": 4096, "steps": 500, "beta2": 0.999}
+    assert data["summary"]["risk"]["plan"] == TrainingPlan(tokens_per_step=4096, steps=500).to_dict()
     assert {c["rule"] for c in data["checks"]} == {"max-group-risk", "max-risk-increase", "max-skipped-share"}
 
 
@@ -142,8 +142,12 @@ def test_vocabrisk_toml_sets_model_plan_and_a_baseline_relative_to_itself(profil
         ("[gate\n", "not valid TOML"),
         ("[gate]\nmax-risk = 2\n", "max-risk = 2 is not a number from 0 to 1"),
         ("[gate]\nmax_risk = 0.2\n", "unknown keys: max_risk"),
-        ("[gate]\nbeta2 = 1.0\n", "beta2 = 1.0"),
-        ("[gate]\nsteps = 0\n", "steps = 0 is not a positive whole number"),
+        ("[plan]\nadam-beta2 = 1.0\n", "table plan: adam-beta2 = 1.0 is not a number from 0 up to"),
+        ("[plan]\nsteps = 0\n", "steps = 0 is not a positive whole number"),
+        ("[plan]\nsteps = 10\nepochs = 2\n", "both steps and epochs are given"),
+        ("[plan]\ntrains = 'head'\n", "trains = 'head' is not one of all, head-frozen, lora, lora+head"),
+        ("[plan]\nlearning-rate = 1e-4\n", "unknown settings learning-rate"),
+        ("[gate]\nsteps = 500\n", "table gate has plan keys: steps"),
         ("[gate]\nmax-group-risk = 0.1\n", "max-group-risk must map group names"),
     ],
 )

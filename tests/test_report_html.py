@@ -118,9 +118,9 @@ def test_markdown_report_carries_the_same_content_as_tables(profiles, tmp_path):
 
 
 def test_the_report_judges_under_the_plan_the_gate_is_configured_with(profiles, tmp_path):
-    (tmp_path / "vocabrisk.toml").write_text("[gate]\ntokens-per-step = 4096\nsteps = 500\n")
-    assert "plan: 500 steps × 4,096 tokens" in report(profiles[0], "--markdown", "-").stdout
-    assert "plan: 800 steps × 4,096 tokens" in report(profiles[0], "--steps", "800", "--markdown", "-").stdout
+    (tmp_path / "vocabrisk.toml").write_text("[plan]\ntokens-per-step = 4096\nsteps = 500\n")
+    assert "**plan** 500 steps × 4,096 tokens" in report(profiles[0], "--markdown", "-").stdout
+    assert "**plan** 800 steps × 4,096 tokens" in report(profiles[0], "--steps", "800", "--markdown", "-").stdout
 
 
 def test_rewriting_a_report_replaces_it_whole(profiles, tmp_path):

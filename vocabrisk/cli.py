@@ -22,9 +22,9 @@ from vocabrisk.corpus.hf_stream import input_for
 from vocabrisk.counting import SpecialTokenPolicy
 from vocabrisk.engines import ENGINES, engine_for
 from vocabrisk.errors import VocabriskError
+from vocabrisk.plan import LR_SCHEDULES, SETTINGS, SOURCE_SETTINGS, TRAINS, TrainingPlan, resolve_plan
 from vocabrisk.profile import Profile, is_profile
 from vocabrisk.report.ci import FORMATS as GATE_FORMATS
-from vocabrisk.risk import TrainingPlan
 from vocabrisk.scan import AUTO, load_model, scan
 from vocabrisk.summary import Summary
 
@@ -81,14 +81,50 @@ def _options(*options):
 
 
 _PLAN = TrainingPlan()
-plan_options = _options(
-    click.option("--tokens-per-step", type=click.IntRange(min=1), default=_PLAN.tokens_per_step, show_default=True,
-                 help="Tokens in one optimizer step (batch size × sequence length × accumulation)."),
-    click.option("--steps", type=click.IntRange(min=1), default=_PLAN.steps, show_default=True,
-                 help="Optimizer steps of the planned run."),
-    click.option("--beta2", type=click.FloatRange(0.0, 1.0, max_open=True), default=_PLAN.beta2, show_default=True,
-                 help="Adam's beta2 (second-moment memory ≈ 1/(1-beta2) steps)."),
+_plan_flags = _options(
+    click.option("--steps", type=click.IntRange(min=1),
+                 help=f"Optimizer steps of the planned run.  [default: {_PLAN.steps:,}]"),
+    click.option("--epochs", type=click.FloatRange(min=0.0, min_open=True),
+                 help="Or the run's length in epochs over the corpus: the steps follow from its size."),
+    click.option("--tokens-per-step", type=click.IntRange(min=1),
+                 help="Tokens in one optimizer step (batch size × sequence length × accumulation × GPUs).  "
+                      f"[default: {_PLAN.tokens_per_step:,}]"),
+    click.option("--training-args", type=click.Path(dir_okay=False),
+                 help="Read the plan from a transformers TrainingArguments JSON (to_json_string()). Flags win over "
+                      "it, and it wins over the [plan] of the configuration file."),
+    click.option("--seq-len", type=click.IntRange(min=1),
+                 help="With --training-args: the tokens in one sequence, which TrainingArguments do not say."),
+    click.option("--world-size", type=click.IntRange(min=1),
+                 help="With --training-args: data-parallel processes (GPUs) sharing each step.  [default: 1]"),
+    click.option("--lr", type=click.FloatRange(min=0.0),
+                 help=f"Peak learning rate.  [default: {_PLAN.learning_rate:g}]"),
+    click.option("--warmup-steps", type=click.IntRange(min=0), help="Linear warmup steps.  [default: 0]"),
+    click.option("--lr-schedule", type=click.Choice(LR_SCHEDULES),
+                 help="The learning rate after warmup: constant, or decaying to 0.  [default: constant]"),
+    click.option("--adam-beta1", type=click.FloatRange(0.0, 1.0, max_open=True), help="Adam's beta1.  [default: 0.9]"),
+    click.option("--adam-beta2", "--beta2", "adam_beta2", type=click.FloatRange(0.0, 1.0, max_open=True),
+                 help="Adam's beta2 (second-moment memory ≈ 1/(1-beta2) steps).  [default: 0.999]"),
+    click.option("--adam-eps", type=click.FloatRange(min=0.0), help="Adam's eps.  [default: 1e-08]"),
+    click.option("--weight-decay", type=click.FloatRange(min=0.0), help="AdamW's weight decay.  [default: 0]"),
+    click.option("--trains", type=click.Choice(TRAINS),
+                 help="What the run trains: everything, all but the output head, LoRA adapters, or LoRA and the "
+                      "head.  [default: all]"),
+    click.option("--head-eps", type=click.FloatRange(min=0.0, min_open=True),
+                 help="Adam's eps for the output head only (the mitigation), if the run raises it."),
 )  # fmt: skip
+
+
+def plan_options(command):
+    """The plan flags, handed to COMMAND as one `plan_flags` dict of the flags given (see plan.resolve_plan)."""
+
+    @functools.wraps(command)
+    def with_plan_flags(*args, **kwargs):
+        given = {name: kwargs.pop(name) for name in (*SETTINGS, *SOURCE_SETTINGS)}
+        return command(*args, plan_flags={k: v for k, v in given.items() if v is not None}, **kwargs)
+
+    return _plan_flags(with_plan_flags)
+
+
 corpus_options = _options(
     click.option("--model", "-m", default="demo", show_default=True,
                  help="`demo`, a local model folder, or a Hugging Face hub id (read from the local cache)."),
@@ -211,8 +247,8 @@ class _Scanner:
 @force_option
 @format_option
 @_report_errors
-def scan_command(inputs, checkpoint, resume, hf_datasets, split, tokens_per_step, steps, beta2, mix, out, force,
-                 output_format, **options):  # fmt: skip
+def scan_command(inputs, checkpoint, resume, hf_datasets, split, plan_flags, mix, out, force, output_format,
+                 **options):  # fmt: skip
     """Profile corpora (files, folders, globs, URLs such as s3://bucket/prefix/, or - for stdin) against
     MODEL's vocabulary and head."""
     inputs = [*inputs, *(input_for(name, split) for name in hf_datasets)]
@@ -221,12 +257,13 @@ def scan_command(inputs, checkpoint, resume, hf_datasets, split, tokens_per_step
     if resume and not checkpoint:
         raise click.UsageError("--resume continues from a checkpoint folder: add --checkpoint DIR")
     _check_outputs(out, force, checkpoint=checkpoint)
+    plan = _plan(plan_flags)
     scanner = _Scanner(output_format=output_format, **options)
     replay = scanner.profile_of(mix, "--mix") if mix else None  # first: a bad --mix fails before the long scan
     profile = scanner(inputs, checkpoint=checkpoint, resume=resume)
     if out:
         profile.save(out, overwrite=force)
-    summary = Summary.of(profile, TrainingPlan(tokens_per_step=tokens_per_step, steps=steps, beta2=beta2))
+    summary = Summary.of(profile, plan)
     advice = advise(summary, replay)
     if output_format == "json":
         click.echo(json.dumps({**summary.to_dict(), "advice": advice.to_dict(), "saved_to": out}, indent=2))
@@ -245,18 +282,14 @@ def scan_command(inputs, checkpoint, resume, hf_datasets, split, tokens_per_step
 @plan_options
 @format_option
 @_report_errors
-def rank_command(candidates, tokens_per_step, steps, beta2, output_format, **options):
+def rank_command(candidates, plan_flags, output_format, **options):
     """Order candidate corpora by forgetting risk, least risky first.
 
     Each CANDIDATE is one corpus: a file, a folder, a quoted glob, or a saved profile (not rescanned).
     """
+    plan = _plan(plan_flags)
     scanner = _Scanner(output_format=output_format, **options)
-    ranked = rank(
-        list(candidates),
-        scanner.loaded,
-        TrainingPlan(tokens_per_step=tokens_per_step, steps=steps, beta2=beta2),
-        scan_candidate=scanner,
-    )
+    ranked = rank(list(candidates), scanner.loaded, plan, scan_candidate=scanner)
     rows = [r.row() for r in ranked]
     if output_format == "json":
         click.echo(json.dumps({"model": scanner.loaded.files.name, "candidates": rows}, indent=2))
@@ -272,11 +305,9 @@ def rank_command(candidates, tokens_per_step, steps, beta2, output_format, **opt
 @plan_options
 @format_option
 @_report_errors
-def diff_command(old, new, tokens_per_step, steps, beta2, output_format):
+def diff_command(old, new, plan_flags, output_format):
     """What changed between two saved profiles of the same model: risk, starved rows, groups."""
-    result = diff(
-        Profile.load(old), Profile.load(new), TrainingPlan(tokens_per_step=tokens_per_step, steps=steps, beta2=beta2)
-    )
+    result = diff(Profile.load(old), Profile.load(new), _plan(plan_flags))
     if output_format == "json":
         click.echo(json.dumps({"old": old, "new": new, **result}, indent=2))
         return
@@ -346,7 +377,7 @@ def diff_command(old, new, tokens_per_step, steps, beta2, output_format):
 )
 @click.pass_context
 @_report_errors
-def gate_command(ctx, inputs, tokens_per_step, steps, beta2, max_risk, max_starved_share, group_limits, baseline,
+def gate_command(ctx, inputs, plan_flags, max_risk, max_starved_share, group_limits, baseline,
                  max_risk_increase, max_skipped_share, config_file, out, force, output_format, reports,
                  **options):  # fmt: skip
     """Fail a data pipeline whose corpus would make MODEL forget too much. Exit 0 pass, 1 breach, 2 error.
@@ -362,7 +393,7 @@ def gate_command(ctx, inputs, tokens_per_step, steps, beta2, max_risk, max_starv
 
     config = load_config(Path(config_file) if config_file else None)
     flag_or_config = functools.partial(_flag_or_config, ctx)
-    plan = _configured_plan(ctx, config, tokens_per_step=tokens_per_step, steps=steps, beta2=beta2)
+    plan = resolve_plan(plan_flags, config.plan)
     options["model"] = flag_or_config("model", options["model"], config.model)
     thresholds = Thresholds(
         max_risk=flag_or_config("max_risk", max_risk, config.max_risk),
@@ -417,11 +448,11 @@ def _flag_or_config(ctx: click.Context, name: str, value, configured):
     return value if given or configured is None else configured
 
 
-def _configured_plan(ctx: click.Context, config, **flags) -> TrainingPlan:
-    """The training plan from flags and the configuration file, so `gate` and `report` judge alike."""
-    return TrainingPlan(
-        **{name: _flag_or_config(ctx, name, value, config.plan.get(name)) for name, value in flags.items()}
-    )
+def _plan(plan_flags: dict) -> TrainingPlan:
+    """The plan from flags over the nearest configuration file's, as `gate` and `report` judge under."""
+    from vocabrisk.config import load_config
+
+    return resolve_plan(plan_flags, load_config().plan)
 
 
 def _key_value(text: str, option: str) -> tuple[str, float]:
@@ -466,9 +497,8 @@ def _report_target(text: str) -> tuple[str, str]:
     type=click.Path(exists=True, dir_okay=False),
     help="Read the training plan from this TOML file, not from the nearest vocabrisk.toml or pyproject.toml.",
 )
-@click.pass_context
 @_report_errors
-def report_command(ctx, profiles, tokens_per_step, steps, beta2, html_path, markdown_path, config_file):
+def report_command(profiles, plan_flags, html_path, markdown_path, config_file):
     """Report on saved profiles: coverage by base-model usage, risk by group, top tokens, advice.
 
     Several profiles of the same model are ranked, least risky first. Save profiles with
@@ -485,7 +515,7 @@ def report_command(ctx, profiles, tokens_per_step, steps, beta2, html_path, mark
         markdown_path = "-"  # nothing named: print the report
     _check_outputs(None, False, reports=[path for path in (html_path, markdown_path) if path])
     config = load_config(Path(config_file) if config_file else None)
-    plan = _configured_plan(ctx, config, tokens_per_step=tokens_per_step, steps=steps, beta2=beta2)
+    plan = resolve_plan(plan_flags, config.plan)
     report = build_report(profiles, plan)
     err = Console(stderr=True, highlight=False)
     for path, render in ((html_path, render_html), (markdown_path, render_markdown)):
@@ -583,6 +613,69 @@ def verify_command(inputs, model, text_fields, text_unit, input_format, special_
     from vocabrisk.verify.report import render_verify
 
     render_verify(result, _stdout())
+
+
+@main.command("calibrate")
+@click.option(
+    "--model", default="demo", show_default=True, help="Base model: a local folder, hub id in the cache, or 'demo'."
+)
+@click.option(
+    "--probe",
+    "probes",
+    multiple=True,
+    required=True,
+    type=click.Path(exists=True),
+    help="Generic text the model did not see, not one of your candidates (repeatable; two or more).",
+)
+@click.option(
+    "--reference",
+    multiple=True,
+    type=click.Path(exists=True),
+    help="Old text, in the base model's own distribution, to measure forgetting on. "
+    "[default: the model's bundled sample]",
+)
+@verify_options
+@click.option(
+    "--eval-windows",
+    type=click.IntRange(min=1),
+    default=32,
+    show_default=True,
+    help="Windows of old text to evaluate on.",
+)
+@click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
+@format_option
+@_report_errors
+def calibrate_command(model, probes, reference, eval_windows, quiet, output_format, **train):  # fmt: skip
+    """Fit the forecast's constants to MODEL from short fine-tunes on probe text.
+
+    Each probe is trained on whole and as its first quarter; the forgetting measured on old text
+    fixes kappa (how far rows move per unit of learning rate), head_gain and body_gain (how
+    repetition adds to it), saved under ~/.cache/vocabrisk/calibration/ where later scans of the
+    same model find them. Needs the `verify` extra: pip install 'vocabrisk[verify]'.
+    """
+    try:
+        from vocabrisk.verify.probes import calibrate
+        from vocabrisk.verify.train import TrainConfig
+    except ImportError as exc:
+        raise VocabriskError(f"calibrate needs torch and transformers ({exc})",
+                             hint="pip install 'vocabrisk[verify]'") from exc  # fmt: skip
+    train["grad_clip"] = train["grad_clip"] or None
+    err = Console(stderr=True, highlight=False)
+    result = calibrate(
+        list(probes),
+        model,
+        TrainConfig(eps=train.pop("adam_eps"), **train),
+        reference=list(reference) or None,
+        eval_windows=eval_windows,
+        log=(lambda _m: None) if quiet or output_format == "json" else (lambda m: err.print(f"[dim]{m}[/]")),
+    )
+    data = {"calibration": result.calibration.to_dict(), "saved": str(result.path), "runs": result.runs}
+    if output_format == "json":
+        click.echo(json.dumps(data, indent=2))
+        return
+    from vocabrisk.report.terminal import render_calibration
+
+    render_calibration(data, _stdout())
 
 
 def _stdout() -> Console:

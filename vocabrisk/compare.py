@@ -1,4 +1,4 @@
-"""Comparing corpora: `rank` candidates by risk, `diff` two profiles of the same model."""
+"""Comparing corpora: `rank` candidates by forecast forgetting, `diff` two profiles of the same model."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from vocabrisk.errors import ProfileError
+from vocabrisk.plan import TrainingPlan
 from vocabrisk.profile import Profile, is_profile
-from vocabrisk.risk import TrainingPlan, never_seen_share, unigram_kl
+from vocabrisk.risk import never_seen_share, unigram_kl
 from vocabrisk.scan import LoadedModel, load_model, scan
 from vocabrisk.summary import Summary
 
@@ -20,17 +21,21 @@ class Ranked:
     summary: Summary
 
     def row(self) -> dict:
-        p, r = self.summary.profile, self.summary.risk
+        p, r, f = self.summary.profile, self.summary.risk, self.summary.forecast
         data = self.summary.to_dict()
         return {
             "candidate": self.name,
             "documents": p.documents,
             "tokens": p.total_tokens,
+            "forecast": f.to_dict(),
             "used_share": data["used_share"],
             "starved_rows": int(r.starved.sum()),
             "starved_share": int(r.starved.sum()) / data["coverable_rows"] if data["coverable_rows"] else 0.0,
             "risk": r.score,
             "band": r.band,
+            "plan": r.plan.to_dict(),
+            "implied_epochs": self.summary.implied_epochs,
+            "warnings": data["warnings"],
             "baselines": {"never_seen_share": never_seen_share(p), "unigram_kl": unigram_kl(p)},
             "top_groups": [g["group"] for g in data["groups"][:3] if g["risk"] > 0],
             "skipped": {key: value for key, value in data["skips"].items() if key != "examples"},
@@ -55,7 +60,7 @@ def rank(
     *,
     scan_candidate: Callable[[str], Profile] | None = None,
 ) -> list[Ranked]:
-    """Order candidate corpora from least to most risky. Saved profiles are loaded, not rescanned.
+    """Order candidate corpora by forecast forgetting, least first. Saved profiles are loaded, not rescanned.
 
     Each candidate is one corpus (a file, folder or glob) or a `Profile`. `scan_candidate`
     replaces the default `scan([candidate], model)`, e.g. to pass read options or a reference.
@@ -80,7 +85,7 @@ def rank(
         ranked.append(Ranked(name, Summary.of(profile, plan)))
     for r in ranked[1:]:
         check_comparable(ranked[0].summary.profile, r.summary.profile, ranked[0].name, r.name)
-    return sorted(ranked, key=lambda r: r.summary.risk.score)
+    return sorted(ranked, key=lambda r: r.summary.forecast.total)
 
 
 def diff(old: Profile, new: Profile, plan: TrainingPlan | None = None) -> dict:
@@ -111,6 +116,8 @@ def diff(old: Profile, new: Profile, plan: TrainingPlan | None = None) -> dict:
         return [{"token_id": int(i), "token": new.tokens[i], "group": str(new.groups[i])} for i in order]
 
     return {
+        "forecast_before": before.forecast.to_dict(),
+        "forecast_after": after.forecast.to_dict(),
         "risk_before": before.risk.score,
         "risk_after": after.risk.score,
         "band_before": before.risk.band,
@@ -122,5 +129,8 @@ def diff(old: Profile, new: Profile, plan: TrainingPlan | None = None) -> dict:
         "newly_starved_tokens": tokens(newly),
         "no_longer_starved_tokens": tokens(fed),
         "groups": groups,
-        "plan": plan.to_dict(),
+        "plan": after.risk.plan.to_dict(),
+        "implied_epochs_before": before.implied_epochs,
+        "implied_epochs_after": after.implied_epochs,
+        "warnings": after.warnings(),
     }

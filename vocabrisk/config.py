@@ -1,9 +1,10 @@
-"""Gate settings from `[tool.vocabrisk.gate]` in pyproject.toml, or `[gate]` in vocabrisk.toml.
+"""Settings from `[tool.vocabrisk.*]` in pyproject.toml, or from vocabrisk.toml: the gate and the plan.
 
-A data pipeline keeps its limits next to its code, so the same `vocabrisk gate data/` runs
-unchanged on a laptop, in pre-commit and in CI. The nearest file from the working directory
-upwards wins (a pyproject.toml counts only when it has a `[tool.vocabrisk]` table, as ruff
-does it); flags on the command line override what the file says.
+A data pipeline keeps its limits and its training plan next to its code, so the same
+`vocabrisk gate data/` runs unchanged on a laptop, in pre-commit and in CI, and `scan`,
+`rank`, `diff` and `report` judge under the same plan. The nearest file from the working
+directory upwards wins (a pyproject.toml counts only when it has a `[tool.vocabrisk]` table,
+as ruff does it); flags on the command line override what the file says.
 
     [tool.vocabrisk.gate]
     model = "gpt2"
@@ -12,21 +13,26 @@ does it); flags on the command line override what the file says.
     baseline = ".vocabrisk/baseline"      # relative to this file
     max-risk-increase = 0.01
     max-skipped-share = 0.001              # default 0: any skipped file or record fails
-    steps = 2000
 
     [tool.vocabrisk.gate.max-group-risk]
     Hangul = 0.02
     "*" = 0.15                             # every other group
+
+    [tool.vocabrisk.plan]                  # the keys are the plan flags' names (see plan.SETTINGS)
+    training-args = "train/training_args.json"   # relative to this file
+    seq-len = 2048
+    trains = "lora"
 """
 
 from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from vocabrisk.errors import VocabriskError
+from vocabrisk.plan import PlanError, check_settings
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -37,16 +43,21 @@ CONFIG_FILE = "vocabrisk.toml"
 PYPROJECT = "pyproject.toml"
 
 _SHARES = ("max-risk", "max-starved-share", "max-risk-increase", "max-skipped-share")
-_KEYS = frozenset({*_SHARES, "beta2", "model", "baseline", "max-group-risk", "tokens-per-step", "steps"})
+_KEYS = frozenset({*_SHARES, "model", "baseline", "max-group-risk"})
+_MOVED_TO_PLAN = frozenset({"tokens-per-step", "steps", "beta2"})
 
 
 class ConfigError(VocabriskError):
     """A configuration file is unreadable or says something vocabrisk cannot use."""
 
 
+def _dashed(name: str) -> str:
+    return name.replace("_", "-")
+
+
 @dataclass(frozen=True)
 class GateConfig:
-    """What a configuration file asks of the gate; every field is optional."""
+    """What a configuration file asks of the gate, and the plan it states; every field is optional."""
 
     path: Path | None = None
     model: str | None = None
@@ -56,7 +67,7 @@ class GateConfig:
     baseline: Path | None = None
     max_risk_increase: float | None = None
     max_skipped_share: float | None = None
-    plan: dict[str, float | int] = field(default_factory=dict)  # TrainingPlan field → value
+    plan: dict[str, object] = field(default_factory=dict)  # plan setting (plan.SETTINGS) → value
 
 
 def find_config(start: Path) -> Path | None:
@@ -78,8 +89,9 @@ def load_config(path: Path | None = None, start: Path | None = None) -> GateConf
         return GateConfig()
     data = _read(path)
     table = data.get("tool", {}).get("vocabrisk", {}) if path.name == PYPROJECT else data
-    where = "table tool.vocabrisk.gate" if path.name == PYPROJECT else "table gate"
-    return _parse(path, where, table.get("gate", {}))
+    prefix = "table tool.vocabrisk." if path.name == PYPROJECT else "table "
+    config = _parse(path, prefix + "gate", table.get("gate", {}))
+    return replace(config, plan=_parse_plan(path, prefix + "plan", table.get("plan", {})))
 
 
 def _read(path: Path) -> dict:
@@ -98,17 +110,16 @@ def _parse(path: Path, where: str, gate: dict) -> GateConfig:
 
     if not isinstance(gate, dict):
         raise fail("is not a table", hint="write the gate settings under their own table header")
+    moved = sorted(set(gate) & _MOVED_TO_PLAN)
+    if moved:
+        plan_table = where.removeprefix("table ").removesuffix("gate") + "plan"
+        raise fail(f"has plan keys: {', '.join(moved)}", hint=f"move them to the [{plan_table}] table")
     unknown = sorted(set(gate) - _KEYS)
     if unknown:
         raise fail(f"has unknown keys: {', '.join(unknown)}", hint=f"known keys: {', '.join(sorted(_KEYS))}")
     for key in _SHARES:
         if key in gate and not _is_share(gate[key]):
             raise fail(f"{key} = {gate[key]!r} is not a number from 0 to 1", hint="e.g. 0.25")
-    if "beta2" in gate and not (_is_share(gate["beta2"]) and gate["beta2"] < 1):
-        raise fail(f"beta2 = {gate['beta2']!r} is not a number from 0 up to (not including) 1", hint="e.g. 0.999")
-    for key in ("tokens-per-step", "steps"):
-        if key in gate and not (isinstance(gate[key], int) and not isinstance(gate[key], bool) and gate[key] > 0):
-            raise fail(f"{key} = {gate[key]!r} is not a positive whole number", hint="e.g. 2000")
     for key in ("model", "baseline"):
         if key in gate and not isinstance(gate[key], str):
             raise fail(f"{key} = {gate[key]!r} is not a string", hint='quote it: key = "value"')
@@ -125,12 +136,21 @@ def _parse(path: Path, where: str, gate: dict) -> GateConfig:
         baseline=(path.parent / baseline) if baseline else None,
         max_risk_increase=gate.get("max-risk-increase"),
         max_skipped_share=gate.get("max-skipped-share"),
-        plan={
-            name: gate[key]
-            for key, name in (("tokens-per-step", "tokens_per_step"), ("steps", "steps"), ("beta2", "beta2"))
-            if key in gate
-        },
     )
+
+
+def _parse_plan(path: Path, where: str, table: dict) -> dict[str, object]:
+    """The plan settings of the table, checked, with a TrainingArguments path made relative to this file."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: {where} is not a table", hint="write the plan under its own table header")
+    settings = {key.replace("-", "_"): value for key, value in table.items()}
+    try:
+        check_settings(settings, f"{path}: {where}", spell=_dashed)
+    except PlanError as exc:
+        raise ConfigError(exc.message, hint=exc.hint) from exc
+    if "training_args" in settings:
+        settings["training_args"] = str(path.parent / settings["training_args"])
+    return settings
 
 
 def _is_share(value: object) -> bool:

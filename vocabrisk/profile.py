@@ -6,7 +6,9 @@ folder that loads back without rescanning:
 - `tokens.parquet`: one row per token id (`token_id`, `token`, `group`, `special`, `count`, `prior`,
   `reference_count`: the reference corpus's counts where the prior came from one);
 - `profile.json`: everything needed to reproduce and compare it (tokenizer fingerprint,
-  model and head, counting policy, read options, sources, skips, tool version).
+  model and head, counting policy, read options, sources, skips, tool version);
+- `old_text.npz`, where the prior came from text: the token ids of up to 60k tokens of that
+  text, document by document, which the forecast reads contexts from (`vocabrisk.forecast`).
 
 Profiles of the same tokenizer and policy add, which is how shards and workers merge.
 """
@@ -28,10 +30,12 @@ from vocabrisk._version import __version__
 from vocabrisk.corpus.datatypes import SkipTally
 from vocabrisk.counting.counts import TokenCounts
 from vocabrisk.errors import ProfileError
+from vocabrisk.forecast import OldText
 from vocabrisk.outputs import umask_mode
 
 PROFILE_JSON = "profile.json"
 TOKENS_PARQUET = "tokens.parquet"
+OLD_TEXT_NPZ = "old_text.npz"
 FORMAT_VERSION = 1
 
 
@@ -52,6 +56,7 @@ class Profile:
     skips: SkipTally = field(default_factory=SkipTally)  # files, records and bytes left out
     skipped_examples: list[dict] = field(default_factory=list)
     tool_version: str = __version__
+    old_text: OldText | None = None  # the reference's token ids, where the prior came from text
 
     # ---- what the profile says -------------------------------------------------------
     @property
@@ -123,6 +128,7 @@ class Profile:
             sources=self.sources + other.sources,
             skips=self.skips + other.skips,
             skipped_examples=(self.skipped_examples + other.skipped_examples)[:MAX_SKIP_EXAMPLES],
+            old_text=self.old_text,
         )
 
     def check_compatible(self, other: Profile) -> None:
@@ -187,6 +193,10 @@ class Profile:
                 }
             )
             pq.write_table(table, staging / TOKENS_PARQUET)
+            if self.old_text is not None:
+                np.savez_compressed(
+                    staging / OLD_TEXT_NPZ, ids=self.old_text.ids.astype(np.uint32), starts=self.old_text.starts
+                )
             (staging / PROFILE_JSON).write_text(json.dumps(self.metadata(), indent=2, ensure_ascii=False) + "\n")
             _replace_folder(staging, folder)
         except BaseException:
@@ -206,7 +216,11 @@ class Profile:
         try:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
             table = pq.read_table(table_path).to_pydict()
-        except (OSError, ValueError, pa.ArrowException) as exc:
+            old_text = None
+            if (folder / OLD_TEXT_NPZ).exists():
+                with np.load(folder / OLD_TEXT_NPZ) as saved:
+                    old_text = OldText(saved["ids"].astype(np.int64), saved["starts"].astype(np.int64))
+        except (OSError, ValueError, KeyError, pa.ArrowException) as exc:
             raise ProfileError(f"{folder}: profile is corrupt ({exc})", hint="scan the corpus again") from exc
         if meta.get("format_version") != FORMAT_VERSION:
             raise ProfileError(
@@ -232,6 +246,7 @@ class Profile:
             skips=SkipTally.from_dict(meta.get("skips") or {"records": meta["skipped"]}),
             skipped_examples=meta["skipped_examples"],
             tool_version=meta["tool_version"],
+            old_text=old_text,
         )
 
 

@@ -18,11 +18,12 @@ import numpy as np
 
 from vocabrisk import engines
 from vocabrisk._version import __version__
-from vocabrisk.corpus import ReadOptions, Skipped, SkipTally, Source, discover
-from vocabrisk.counting import SpecialTokenPolicy
+from vocabrisk.corpus import Document, ReadOptions, Skipped, SkipTally, Source, discover, read_source
+from vocabrisk.counting import SpecialTokenPolicy, TokenCounter
 from vocabrisk.counting.engine import engine_name
 from vocabrisk.engines.shards import describe, strict_error
 from vocabrisk.errors import InputError, ModelError, ProfileError
+from vocabrisk.forecast import OLD_TEXT_TOKENS, OldText
 from vocabrisk.groups import token_groups
 from vocabrisk.model import HeadInfo, Vocabulary, load_vocabulary, locate_head, resolve_model
 from vocabrisk.model.head import is_encoder
@@ -172,7 +173,7 @@ def scan(
             else "the inputs hold no text: check the paths, --text-field and --input-format",
         )
     vocab = loaded.vocab
-    base, prior_source, reference_counts = _base_usage(loaded, reference, prior, policy, engine)
+    base, prior_source, reference_counts, old_text = _base_usage(loaded, reference, prior, policy, engine)
     special = np.zeros(vocab.size, dtype=bool)
     special[list(vocab.special_ids)] = True
     return Profile(
@@ -183,6 +184,7 @@ def scan(
         prior=base,
         prior_source=prior_source,
         reference_counts=reference_counts,
+        old_text=old_text,
         tokenizer={
             "name": loaded.files.name,
             "fingerprint": vocab.fingerprint,
@@ -231,8 +233,11 @@ def _identity(loaded: LoadedModel, policy: SpecialTokenPolicy, options: ReadOpti
 
 def _base_usage(
     loaded: LoadedModel, reference, prior: str, policy: SpecialTokenPolicy, engine: engines.Engine
-) -> tuple[np.ndarray, str, np.ndarray | None]:
-    """The prior, where it came from, and the counts behind it if it came from text (see `vocabrisk.prior`)."""
+) -> tuple[np.ndarray, str, np.ndarray | None, OldText | None]:
+    """The prior, where it came from, the counts behind it and a sample of its ids if it came from text.
+
+    See `vocabrisk.prior`; the sample is the old text the forecast reads contexts from.
+    """
     if prior not in PRIORS:
         raise ValueError(f"prior must be one of {', '.join(PRIORS)}, not {prior!r}")
     if prior != AUTO and reference not in (AUTO, None):
@@ -240,7 +245,7 @@ def _base_usage(
     if prior == "self-samples":
         plan = SamplingPlan()
         counts = self_sample_counts(loaded.files, loaded.vocab.size, loaded.start_id, plan)
-        return counts_prior(counts), f"self-generated: {plan.samples} samples of {plan.length} tokens", counts
+        return counts_prior(counts), f"self-generated: {plan.samples} samples of {plan.length} tokens", counts, None
     if prior == "head" and loaded.head is None:
         raise ModelError(f"{loaded.files.name}: no head to take a prior from ({loaded.head_note})")
     if prior in ("head", "tokenizer"):
@@ -250,10 +255,12 @@ def _base_usage(
     elif isinstance(reference, str):
         reference = [reference]
     if reference is None and loaded.head is not None and prior != "tokenizer":
-        return *head_prior(HeadInfo(**loaded.head), loaded.vocab.size), None
+        return *head_prior(HeadInfo(**loaded.head), loaded.vocab.size), None, None
     if reference is None:
-        return tokenizer_prior(loaded.vocab), "tokenizer", None
+        return tokenizer_prior(loaded.vocab), "tokenizer", None, None
+    old_text = None
     if not isinstance(reference, Profile):
+        old_text = read_old_text(reference, loaded, policy)
         reference = scan(reference, loaded, policy=policy, prior="tokenizer", engine=engine)
     if reference.tokenizer["fingerprint"] != loaded.vocab.fingerprint:
         raise ProfileError(
@@ -262,7 +269,29 @@ def _base_usage(
         )
     names = ", ".join(Path(s["path"]).name for s in reference.sources[:3])
     counts = reference.counts.counts
-    return counts_prior(counts), f"reference: {names} ({reference.total_tokens:,} tokens)", counts
+    old_text = old_text if old_text is not None else reference.old_text
+    return counts_prior(counts), f"reference: {names} ({reference.total_tokens:,} tokens)", counts, old_text
+
+
+def read_old_text(paths: Sequence[str], loaded: LoadedModel, policy: SpecialTokenPolicy) -> OldText | None:
+    """Token ids of the reference text, document by document, up to OLD_TEXT_TOKENS.
+
+    Documents are read in order until the budget is spent: the old text the forecast reads is
+    a prefix of the reference, which for a shuffled or varied reference is a fair sample.
+    """
+    sources, _ = discover(list(paths), ReadOptions())
+    counter = TokenCounter(loaded.files.tokenizer_json, loaded.vocab.size, policy, loaded.eos_id)
+    documents, tokens = [], 0
+    for source in sources:
+        for item in read_source(source, ReadOptions()):
+            if not isinstance(item, Document):
+                continue
+            ids = counter.encode([item.text])[0]
+            documents.append(ids[: OLD_TEXT_TOKENS - tokens])
+            tokens += len(documents[-1])
+            if tokens >= OLD_TEXT_TOKENS:
+                return OldText.of(documents)
+    return OldText.of(documents) if documents else None
 
 
 def _skip_dict(skip: Skipped) -> dict:

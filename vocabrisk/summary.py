@@ -6,8 +6,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from vocabrisk.forecast import Calibration, Forecast, forecast, load_calibration, model_key
+from vocabrisk.plan import TrainingPlan
 from vocabrisk.profile import Profile
-from vocabrisk.risk import RiskResult, TrainingPlan, assess
+from vocabrisk.risk import RiskResult, assess
 
 TOP_TOKENS = 15
 
@@ -16,10 +18,18 @@ TOP_TOKENS = 15
 class Summary:
     profile: Profile
     risk: RiskResult
+    forecast: Forecast
 
     @classmethod
-    def of(cls, profile: Profile, plan: TrainingPlan | None = None) -> Summary:
-        return cls(profile, assess(profile, plan or TrainingPlan()))
+    def of(cls, profile: Profile, plan: TrainingPlan | None = None, calibration: Calibration | None = None) -> Summary:
+        """The risk and the forecast of a profile under a plan; the model's saved calibration by default."""
+        plan = plan or TrainingPlan()
+        risk = assess(profile, plan)
+        calibration = calibration or load_calibration(model_key(profile.model, profile.tokenizer))
+        predicted = forecast(
+            profile.shares, risk.exposure, risk.prior, profile.old_text, plan, profile.total_tokens, calibration
+        )
+        return cls(profile, risk, predicted)
 
     @property
     def encoder(self) -> bool:
@@ -101,6 +111,16 @@ class Summary:
         tied = np.isclose(self.risk.contribution, last, rtol=1e-9, atol=0.0)
         return int(tied.sum()) - sum(1 for t in shown if tied[t["token_id"]])
 
+    @property
+    def implied_epochs(self) -> float | None:
+        """How many times the plan goes over this corpus."""
+        return self.risk.plan.implied_epochs(self.profile.total_tokens)
+
+    def warnings(self) -> list[str]:
+        """What a reader should know before trusting the numbers: today, a plan that repeats the corpus."""
+        warning = self.risk.plan.repeats_warning(self.profile.total_tokens)
+        return [warning] if warning else []
+
     def to_dict(self) -> dict:
         p, r = self.profile, self.risk
         coverable = int(p.coverable.sum())
@@ -119,12 +139,15 @@ class Summary:
             "used_share": p.used_rows() / coverable if coverable else 0.0,
             "absent_rows": int(p.absent_rows().sum()),
             "starved_rows": int(r.starved.sum()),
+            "forecast": self.forecast.to_dict(),
             "risk": {
                 "score": r.score,
                 "band": r.band,
                 "prior": r.prior_source,
                 "plan": r.plan.to_dict(),
-                "meaning": "prior-weighted share of output-head rows expected to drift under one-sided Adam updates",
+                "implied_epochs": self.implied_epochs,
+                "meaning": "starved usage: prior-weighted share of output-head rows expected to drift under "
+                "one-sided Adam updates (secondary: it names the rows, the forecast ranks corpora)",
                 "bands": "low < 0.05 ≤ medium < 0.20 ≤ high",
                 "applies": not self.encoder,
                 "trust": self.trust(),
@@ -137,6 +160,7 @@ class Summary:
             "sources": p.sources,
             "skipped": p.skipped,
             "skipped_examples": p.skipped_examples,
+            "warnings": self.warnings(),
             "skips": p.skip_report(),
         }
 

@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.text import Text
 
 from vocabrisk._version import __version__
+from vocabrisk.plan import describe
 from vocabrisk.report.markdown import code, escape, facts, groups_table, table, tokens_table
 
 FORMATS = ("text", "json", "github", "junit", "markdown", "sarif")
@@ -58,6 +59,9 @@ def render_text(data: dict, console: Console) -> None:
             style="dim",
         )
     )
+    print_line(Text(f"  plan: {describe(s['risk'])}", style="dim"))
+    for warning in s["warnings"]:
+        print_line(Text(f"  warning: {warning}", style="yellow"))
     shown, held = _readable_checks(data["checks"])
     for check in shown:
         mark = Text("  ✓ ", style="green") if check["passed"] else Text("  ✗ ", style="bold red")
@@ -88,6 +92,8 @@ def to_github(data: dict) -> str:
     if len(inputs) == 1 and Path(inputs[0]).is_file():
         properties["file"] = inputs[0]
     lines = [to_text(data).rstrip("\n")]
+    for warning in data["summary"]["warnings"]:
+        lines.append(_workflow_command("warning", {**properties, "title": "vocabrisk plan"}, {"message": warning}))
     for check in data["checks"]:
         if not check["passed"]:
             lines.append(_workflow_command("error", {**properties, "title": f"vocabrisk {check['rule']}"}, check))

@@ -11,6 +11,7 @@ from html import escape
 
 from vocabrisk._version import __version__
 from vocabrisk.advice import data_advice_text, mixing_text
+from vocabrisk.plan import describe, format_epochs
 from vocabrisk.report import plots
 from vocabrisk.report.content import ProfileReport, Report
 from vocabrisk.summary import skipped_text
@@ -66,7 +67,8 @@ def _nav(report: Report) -> str:
 
 def _ranking(rows: list[dict]) -> str:
     body = "".join(
-        f'<tr><td class="text">{escape(r["candidate"])}</td><td>{r["tokens"]:,}</td><td>{r["used_share"]:.1%}</td>'
+        f'<tr><td class="text">{escape(r["candidate"])}</td><td>{r["tokens"]:,}</td>'
+        f"<td>{format_epochs(r['implied_epochs'])}</td><td>{r['used_share']:.1%}</td>"
         f"<td>{r['starved_rows']:,}</td><td>{r['risk']:.3f}</td><td class='text'>{_badge(r['band'])}</td>"
         f'<td class="text">{escape(", ".join(r["top_groups"]))}</td></tr>'
         for r in rows
@@ -74,7 +76,7 @@ def _ranking(rows: list[dict]) -> str:
     return (
         '<section id="ranking"><h2>Candidates, least risky first</h2>'
         + plots.ranking(rows, salt="ranking")
-        + "<table><tr><th>candidate</th><th>tokens</th><th>rows used</th><th>starved</th><th>risk</th>"
+        + "<table><tr><th>candidate</th><th>tokens</th><th>epochs</th><th>rows used</th><th>starved</th><th>risk</th>"
         + f'<th class="text">band</th><th class="text">risk sits in</th></tr>{body}</table></section>'
     )
 
@@ -119,6 +121,8 @@ def _facts(d: dict) -> str:
             f"{d['absent_rows']:,} never seen · {d['starved_rows']:,} starved",
         ),
         ("risk", f"{d['risk']['score']:.3f} ({d['risk']['band']}) · prior: {d['risk']['prior']}"),
+        ("plan", describe(d["risk"])),
+        *(("warning", warning) for warning in d["warnings"]),
     ]
     rows.append(("skipped", skipped_text(d["skips"])))
     items = "".join(f"<dt>{name}</dt><dd>{escape(value)}</dd>" for name, value in rows)
@@ -167,5 +171,4 @@ def _badge(band: str) -> str:
 
 
 def _plan_line(d: dict) -> str:
-    plan = d["risk"]["plan"]
-    return escape(f"plan: {plan['steps']:,} steps × {plan['tokens_per_step']:,} tokens, β2={plan['beta2']}")
+    return escape(f"plan: {describe({'plan': d['risk']['plan']})}")

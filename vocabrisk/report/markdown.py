@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from vocabrisk.advice import data_advice_text, mixing_text
+from vocabrisk.plan import describe, format_epochs
 from vocabrisk.report.content import ProfileReport, Report
 from vocabrisk.summary import skipped_text
 
@@ -51,13 +52,13 @@ def render_markdown(report: Report) -> str:
 def ranking_table(rows: list[dict]) -> str:
     top = max((r["risk"] for r in rows), default=0.0) or 1.0
     return table(
-        ["#", "candidate", "tokens", "rows used", "starved", "risk", "band", ""],
+        ["#", "candidate", "tokens", "epochs", "rows used", "starved", "risk", "band", ""],
         [
-            [str(i), escape(r["candidate"]), f"{r['tokens']:,}", f"{r['used_share']:.1%}", f"{r['starved_rows']:,}",
-             f"{r['risk']:.3f}", r["band"], bar(r["risk"] / top)]
+            [str(i), escape(r["candidate"]), f"{r['tokens']:,}", format_epochs(r["implied_epochs"]),
+             f"{r['used_share']:.1%}", f"{r['starved_rows']:,}", f"{r['risk']:.3f}", r["band"], bar(r["risk"] / top)]
             for i, r in enumerate(rows, 1)
         ],
-        align="rlrrrrll",
+        align="rlrrrrrll",
     )  # fmt: skip
 
 
@@ -88,15 +89,15 @@ def profile_section(report: ProfileReport, level: int = 2) -> str:
 
 
 def facts(d: dict) -> str:
-    plan = d["risk"]["plan"]
     return "\n".join(
         [
             f"- **model** {escape(d['model'])} ({d['tokenizer']['model_type']}, {d['vocab_size']:,} ids)",
             f"- **corpus** {d['documents']:,} documents, {d['tokens']:,} tokens, {len(d['sources'])} files",
             f"- **coverage** {d['used_rows']:,} of {d['coverable_rows']:,} rows used ({d['used_share']:.1%}), "
             f"{d['absent_rows']:,} never seen, {d['starved_rows']:,} starved",
-            f"- **risk** {d['risk']['score']:.3f} ({d['risk']['band']}); prior: {escape(d['risk']['prior'])}; "
-            f"plan: {plan['steps']:,} steps × {plan['tokens_per_step']:,} tokens, β2={plan['beta2']}",
+            f"- **risk** {d['risk']['score']:.3f} ({d['risk']['band']}); prior: {escape(d['risk']['prior'])}",
+            f"- **plan** {escape(describe(d['risk']))}",
+            *(f"- **warning** {escape(warning)}" for warning in d["warnings"]),
             f"- **skipped** {escape(skipped_text(d['skips']))}",
         ]
     )

@@ -9,6 +9,7 @@ from rich.text import Text
 
 from vocabrisk.advice import Advice, data_advice_text, mixing_text
 from vocabrisk.corpus.datatypes import human_bytes, plural
+from vocabrisk.plan import describe, format_epochs
 from vocabrisk.risk import RiskResult
 from vocabrisk.summary import Summary, skipped_text
 
@@ -48,11 +49,7 @@ def render_scan(summary: Summary, advice: Advice, console: Console) -> None:
         f"{data['used_rows']:,} of {data['coverable_rows']:,} rows used ({data['used_share']:.1%})  ·  "
         f"{data['absent_rows']:,} never seen  ·  {data['starved_rows']:,} starved",
     )
-    plan = risk["plan"]
-    context = (
-        f"prior: {risk['prior']}  ·  plan: {plan['steps']:,} steps × {plan['tokens_per_step']:,} tokens, "
-        f"β2={plan['beta2']}"
-    )
+    context = f"prior: {risk['prior']}"
     if risk["applies"]:
         risk_text = Text.assemble(
             (f"{risk['score']:.3f} ", "bold"), (risk["band"].upper(), BAND_STYLE[risk["band"]]), f"   {context}"
@@ -61,6 +58,9 @@ def render_scan(summary: Summary, advice: Advice, console: Console) -> None:
         risk_text = Text.assemble(("not applicable", "bold"), f" ({risk['score']:.3f} if it were causal)   {context}")
     facts.add_row("risk", risk_text)
     facts.add_row("", Text(f"{risk['meaning']}; bands {risk['bands']}; {risk['trust']}", style="dim"))
+    facts.add_row("plan", describe(risk))
+    for warning in data["warnings"]:
+        facts.add_row("warning", Text(warning, style="yellow"))
     facts.add_row("skipped", Text(skipped_text(data["skips"]), style="yellow" if data["skipped"] else ""))
 
     groups = Table(title="Token groups by risk carried", title_justify="left", expand=False)
@@ -149,7 +149,7 @@ def render_rank(rows: list[dict], risk: RiskResult, console: Console) -> None:
         "Candidates, least risky first",
         [("#", "right"), ("candidate", "left"), ("tokens", "right"), ("skipped", "right"), ("used", "right"),
          ("starved", "right"), ("never seen", "right"), ("unigram KL", "right"), ("risk", "right"), ("band", "left"),
-         ("risk sits in", "left")],
+         ("epochs", "right"), ("risk sits in", "left")],
     )  # fmt: skip
     for i, row in enumerate(rows, 1):
         skipped = row["skipped"]
@@ -164,6 +164,7 @@ def render_rank(rows: list[dict], risk: RiskResult, console: Console) -> None:
             f"{row['baselines']['unigram_kl']:.2f}",
             f"{row['risk']:.3f}",
             Text(row["band"], style=BAND_STYLE[row["band"]]),
+            format_epochs(row["implied_epochs"]),
             ", ".join(row["top_groups"]),
         )
     console.print(table)
@@ -171,12 +172,14 @@ def render_rank(rows: list[dict], risk: RiskResult, console: Console) -> None:
         if row["skipped"]["files"] or row["skipped"]["records"]:
             console.print(Text(f"{row['candidate']}: skipped {skipped_text(row['skipped'], example=False)}",
                                style="yellow"))  # fmt: skip
-    plan = risk.plan
     console.print(
-        f"[dim]prior: {risk.prior_source} · plan: {plan.steps:,} steps × {plan.tokens_per_step:,} tokens, "
-        f"β2={plan.beta2} · used, starved and never seen are shares of the head's coverable rows · "
+        f"[dim]prior: {risk.prior_source} · plan: {describe({'plan': risk.plan.to_dict()})} · epochs: how many times "
+        "the plan goes over each candidate · used, starved and never seen are shares of the head's coverable rows · "
         "never seen and unigram KL are naive baselines, shown for comparison[/]"
     )
+    for row in rows:
+        for warning in row["warnings"]:
+            console.print(Text(f"warning: {row['candidate']}: {warning}", style="yellow"))
 
 
 def render_diff(old: str, new: str, result: dict, console: Console) -> None:
@@ -188,6 +191,12 @@ def render_diff(old: str, new: str, result: dict, console: Console) -> None:
         f"starved rows {result['starved_before']:,} → {result['starved_after']:,}: "
         f"{result['newly_starved']:,} newly starved, {result['no_longer_starved']:,} no longer starved"
     )
+    console.print(
+        f"[dim]plan: {describe({'plan': result['plan']})}; epochs over the corpus "
+        f"{format_epochs(result['implied_epochs_before'])} → {format_epochs(result['implied_epochs_after'])}[/]"
+    )
+    for warning in result["warnings"]:
+        console.print(Text(f"warning: {warning}", style="yellow"))
     if result["groups"]:
         table = _table("Groups that changed", [("group", "left"), ("starved", "right"), ("risk", "right")])
         for g in result["groups"][:12]:
@@ -200,3 +209,20 @@ def render_diff(old: str, new: str, result: dict, console: Console) -> None:
     if result["newly_starved_tokens"]:
         tokens = " ".join(t["token"] for t in result["newly_starved_tokens"])
         console.print(Text.assemble(("newly starved, most used first: ", "bold"), tokens))
+
+
+def render_calibration(data: dict, console: Console) -> None:
+    """What `vocabrisk calibrate` measured and fitted."""
+    cal = data["calibration"]
+    table = Table(title="Probe runs: measured and fitted forgetting (nats)", title_justify="left")
+    for name, justify in (("probe", "left"), ("epochs", "right"), ("head", "right"), ("forecast", "right"),
+                          ("total", "right"), ("forecast", "right")):  # fmt: skip
+        table.add_column(name, justify=justify)
+    for p in cal["probes"]:
+        table.add_row(p["name"], f"{p['epochs']:.1f}", f"{p['head']:+.3f}", f"{p['forecast_head']:.3f}",
+                      f"{p['total']:+.3f}", f"{p['forecast_total']:.3f}")  # fmt: skip
+    console.print(table)
+    console.print(
+        f"kappa {cal['kappa']:.3g} · head_gain {cal['head_gain']:.3g} · body_gain {cal['body_gain']:.3g} · "
+        f"band ×/÷ {cal['band']:.2f}\nsaved to {data['saved']}; scans of this model now use it"
+    )

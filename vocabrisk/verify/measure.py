@@ -159,3 +159,38 @@ def effects(run: RunMeasurement, base: dict) -> dict:
             for name, edit in run.edits.items()
         },
     }
+
+
+def output_matrix(model) -> torch.Tensor:
+    """A float32 copy of the output projection (the head), tied or not."""
+    return model.get_output_embeddings().weight.detach().float().clone()
+
+
+@torch.no_grad()
+def final_hidden(model, windows: torch.Tensor, device: str, bf16: bool = False) -> torch.Tensor:
+    """The hidden states the output matrix reads, for every window: (windows, positions, width), float32."""
+    autocast = torch.autocast("cuda", dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
+    model.eval()
+    out = []
+    with autocast:
+        for batch in windows.split(EVAL_BATCH):
+            out.append(model.base_model(input_ids=batch.to(device)).last_hidden_state.float())
+    return torch.cat(out)
+
+
+@torch.no_grad()
+def matrix_loss(hidden: torch.Tensor, matrix: torch.Tensor, windows: torch.Tensor, device: str) -> float:
+    """Mean next-token loss when MATRIX reads HIDDEN: any body with any head, tied heads included.
+
+    Swapping the head parameter would swap a tied model's input embeddings too; reading the
+    final hidden states of one model with the output matrix of another does not.
+    """
+    total, count = 0.0, 0
+    for h, ids in zip(hidden.split(EVAL_BATCH), windows.split(EVAL_BATCH), strict=True):
+        logits = h[:, :-1] @ matrix.T
+        targets = ids[:, 1:].to(device)
+        total += torch.nn.functional.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), reduction="sum"
+        ).item()
+        count += targets.numel()
+    return total / count

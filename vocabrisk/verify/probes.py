@@ -1,0 +1,126 @@
+"""`calibrate`: a few short probe fine-tunes on generic text, and the forecast's constants fitted to them.
+
+Each probe corpus is trained on whole and as its first quarter (the same text, four times
+the epochs), from the same base, with one short plan. Each run is measured from the final
+hidden states and output matrices of the base and trained models, so the head's share of
+forgetting is right for tied heads too: the base body reading the trained output matrix.
+The forecast of every probe is recomputed for a grid of `kappa` (`vocabrisk.calibrate.fit`);
+the fitted calibration is saved where later scans of the same model find it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import torch
+
+from vocabrisk.calibrate import ProbeRun, fit
+from vocabrisk.corpus import ReadOptions
+from vocabrisk.counting import SpecialTokenPolicy
+from vocabrisk.errors import InputError
+from vocabrisk.forecast import Calibration, forecast, model_key, save_calibration
+from vocabrisk.plan import TrainingPlan
+from vocabrisk.risk import assess
+from vocabrisk.scan import LoadedModel, load_model, scan
+from vocabrisk.verify.data import load_streams, read_documents, windows
+from vocabrisk.verify.measure import final_hidden, matrix_loss, output_matrix
+from vocabrisk.verify.run import load_causal_lm
+from vocabrisk.verify.train import TrainConfig, finetune
+
+QUARTER = 4  # the short twin of each probe: its first quarter, repeated four times as often
+
+
+@dataclass(frozen=True)
+class CalibrationResult:
+    calibration: Calibration
+    path: Path | None
+    runs: list[dict]
+
+
+def plan_of(config: TrainConfig) -> TrainingPlan:
+    """The forecast's plan for a probe run."""
+    return TrainingPlan(
+        tokens_per_step=config.tokens_per_step,
+        steps=config.steps,
+        learning_rate=config.lr,
+        warmup_steps=config.warmup_steps,
+        beta1=config.beta1,
+        beta2=config.beta2,
+        eps=config.eps,
+        weight_decay=config.weight_decay,
+    )
+
+
+def calibrate(
+    probes: Sequence[str],
+    model: str | LoadedModel = "demo",
+    config: TrainConfig | None = None,
+    *,
+    reference: Sequence[str] | None = None,
+    eval_windows: int = 32,
+    save: bool = True,
+    log: Callable[[str], None] = lambda _m: None,
+) -> CalibrationResult:
+    """Run the probes, fit the constants, save them for MODEL (see the module docstring)."""
+    config = config or TrainConfig(steps=60, lr=1e-3, tokens_per_step=1024, seq_len=128, warmup_steps=6)
+    if len(probes) < 1:
+        raise InputError("calibrate needs at least one --probe corpus", hint="give generic text the model did not see")
+    loaded = model if isinstance(model, LoadedModel) else load_model(model)
+    policy = SpecialTokenPolicy()
+    reference = list(reference or [])
+    if not reference and loaded.bundled_reference is None:
+        raise InputError(
+            f"{loaded.files.name}: calibrate needs old text to measure forgetting on",
+            hint="pass --reference with text in the base model's own distribution",
+        )
+    reference = reference or [str(loaded.bundled_reference)]
+    base = load_causal_lm(loaded, config.device)
+    plan = plan_of(config)
+    runs, measured = [], []
+    with tempfile.TemporaryDirectory(prefix="vocabrisk-calibrate-") as tmp:
+        for path in probes:
+            streams = load_streams(loaded, [path], reference, ReadOptions(), policy, 0.1, config.seq_len + 1)
+            old = windows(streams.reference, config.seq_len, eval_windows)
+            base_matrix = output_matrix(base)
+            base_hidden = final_hidden(base, old, config.device, config.bf16)
+            base_loss = matrix_loss(base_hidden, base_matrix, old, config.device)
+            texts = read_documents([path], ReadOptions())
+            for part, share in (("whole", 1), ("quarter", QUARTER)):
+                train = streams.train[: len(streams.train) // share]
+                if len(train) <= config.seq_len:
+                    continue
+                tuned = copy.deepcopy(base)
+                torch.manual_seed(config.seed)
+                finetune(tuned, train, config)
+                matrix = output_matrix(tuned)
+                hidden = final_hidden(tuned, old, config.device, config.bf16)
+                total = matrix_loss(hidden, matrix, old, config.device) - base_loss
+                head = matrix_loss(base_hidden, matrix, old, config.device) - base_loss
+                kept = texts[: max(1, len(texts) // share)]
+                corpus = Path(tmp) / f"probe-{len(runs)}.jsonl"
+                corpus.write_text("".join(json.dumps({"text": t}) + "\n" for t in kept), encoding="utf-8")
+                profile = scan([str(corpus)], loaded, reference=reference, policy=policy)
+                risk = assess(profile, plan)
+                name = f"{Path(path).name} ({part})"
+
+                def competition(kappa: float, profile=profile, risk=risk) -> float:
+                    bare = Calibration(kappa=kappa, head_gain=0.0, body_gain=0.0)
+                    return forecast(
+                        profile.shares, risk.exposure, risk.prior, profile.old_text, plan, profile.total_tokens, bare
+                    ).head
+
+                epochs = plan.implied_epochs(len(train))
+                measured.append(ProbeRun(name, head=head, total=total, epochs=epochs, competition=competition))
+                runs.append({"probe": name, "tokens": len(train), "epochs": epochs, "head": head, "total": total})
+                log(f"{name}: {len(train):,} tokens, {epochs:.1f} epochs: forgetting {total:+.3f} (head {head:+.3f})")
+                del tuned
+    if len(measured) < 2:
+        raise InputError("the probes were too small to train on", hint="give larger probe corpora")
+    key = model_key({"name": loaded.files.name, "head": loaded.head}, {"fingerprint": loaded.vocab.fingerprint})
+    fitted = replace(fit(measured), fingerprint=key)
+    return CalibrationResult(fitted, save_calibration(fitted) if save else None, runs)
