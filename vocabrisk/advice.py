@@ -175,16 +175,17 @@ def mixing_advice(summary: Summary, replay: Profile | None = None) -> tuple[list
 def _mixing_note(summary: Summary, rows: list[dict], replay_shares: np.ndarray, last, source: str) -> str:
     """Which corpus the what-if mixes in, and why its curve is flat when it is."""
     note = f"mixing in {source}; without it the risk is {summary.risk.score:.3f}"
-    risks = [row["risk"] for row in rows]
-    if max(risks) - min(risks) > FLAT * max(max(risks), 1e-12):
+    final = rows[-1]["risk"]
+    flat_from = next(i for i, row in enumerate(rows) if abs(row["risk"] - final) <= FLAT * max(final, 1e-12))
+    if flat_from == len(rows) - 1:
         return note
-    plan = summary.risk.plan
-    per_step = rows[0]["share"] * plan.tokens_per_step
+    share = rows[flat_from]["share"]
+    per_step = share * summary.risk.plan.tokens_per_step
     unfed = float(last.contribution[replay_shares <= 0].sum()) / last.score if last.score > 0 else 0.0
     return (
-        f"{note}. The curve is flat: already at {rows[0]['share']:.1%} ({per_step:,.0f} replay tokens per step) "
-        f"the replay feeds, within Adam's memory, every row it holds; {unfed:.0%} of what is left sits on rows "
-        "the replay text never shows, which no share of it can feed"
+        f"{note}. The curve is flat from {share:.1%} on ({per_step:,.0f} replay tokens per step): by then the "
+        f"replay feeds, within Adam's memory, every row it holds; {unfed:.0%} of what is left sits on rows the "
+        "replay text never shows, which no share of it can feed"
     )
 
 
