@@ -5,8 +5,8 @@ peak resident set size from the kernel (`wait4`). The inputs, written to a tempo
 
 - small:       a 1 MB text file (the baseline every ratio is taken against);
 - one-line:    SIZE of varied words on one line (one document, no newline);
-- gzip-text:   repetitive text that gzip packs about 1000:1, expanding to SIZE;
-- gzip-nul:    NUL bytes packed by gzip, expanding to SIZE (binary, must be refused at once);
+- gzip-text:   repetitive text that gzip packs about 400:1, expanding to SIZE;
+- gzip-nul:    NUL bytes packed by gzip about 1000:1, expanding to SIZE (binary: refused at once);
 - jsonl:       SIZE of JSON Lines records of about 2 kB.
 
 Counts are checked too: the one-line file's first `--check-mb` MB is counted by the scan (in
