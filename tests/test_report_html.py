@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from vocabrisk import SpecialTokenPolicy, Summary, scan
+from vocabrisk import Profile, SpecialTokenPolicy, Summary, rank, scan
 from vocabrisk.cli import main
 from vocabrisk.report.content import usage_bands
 
@@ -95,7 +95,8 @@ def test_html_report_has_every_section_and_plot_and_loads_nothing_from_outside(p
 def test_sections_follow_the_ranking_least_risky_first(profiles, page_of_three):
     text = page_of_three.read_text(encoding="utf-8")
     positions = [text.index(f'<section id="profile-{i}"') for i in (1, 2, 3)]
-    headings = [text.index(f"<h2>{profiles[i]} ") for i in (2, 0, 1)]  # code 0.40, prose 0.55, korean 0.75
+    ranked = rank(profiles, scan_candidate=Profile.load)  # rank orders by the forecast since the forecast merge
+    headings = [text.index(f"<h2>{r.name} ") for r in ranked]
     assert headings == sorted(headings) and headings[0] > positions[0]
 
 

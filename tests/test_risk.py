@@ -127,8 +127,8 @@ def test_rank_orders_candidates_and_reuses_saved_profiles(profiles, tmp_path):
 
     candidates = [str(saved), str(SAMPLES / "korean-notes.txt"), str(SAMPLES)]
     ranked = rank(candidates, "demo", SMALL_PLAN, scan_candidate=must_not_rescan)
-    scores = [r.summary.risk.score for r in ranked]
-    assert scores == sorted(scores)
+    forecasts = [r.summary.forecast.total for r in ranked]  # rank orders by the forecast
+    assert forecasts == sorted(forecasts)
     assert ranked[0].name == str(SAMPLES)
     row = ranked[0].row()
     assert {"never_seen_share", "unigram_kl"} == set(row["baselines"])
