@@ -7,7 +7,7 @@ folder that loads back without rescanning:
   `reference_count`: the reference corpus's counts where the prior came from one);
 - `profile.json`: everything needed to reproduce and compare it (tokenizer fingerprint,
   model and head, counting policy, read options, sources, skips, tool version);
-- `old_text.npz`, where the prior came from text: the token ids of up to 60k tokens of that
+- `old_text.npz`, where the prior came from text: the token ids of up to 20k tokens of that
   text, document by document, which the forecast reads contexts from (`vocabrisk.forecast`).
 
 Profiles of the same tokenizer and policy add, which is how shards and workers merge.
