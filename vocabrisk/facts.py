@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
 
@@ -36,11 +36,12 @@ class VocabularyFacts:
     truncation: dict | None  # as configured in the file; counting always disables it
     padding: dict | None
     added: tuple[AddedToken, ...]
-    pieces: tuple[str | None, ...]  # the vocabulary's own strings; None for ids no piece maps to
+    size: int
     readable: tuple[str, ...]  # display form of each token
     groups: np.ndarray  # group name of each token (object array of str)
     special_mask: np.ndarray  # bool: special tokens
     tokenizer_prior: np.ndarray  # the data-free prior from the tokenizer alone (`vocabrisk.prior`)
+    pieces_json: bytes = field(repr=False)  # the vocabulary's strings by id, decoded only if `id_of` needs them
 
     def __post_init__(self) -> None:
         for array in (self.groups, self.special_mask, self.tokenizer_prior):
@@ -54,23 +55,20 @@ class VocabularyFacts:
             truncation=vocab.truncation,
             padding=vocab.padding,
             added=vocab.added,
-            pieces=vocab.pieces,
+            size=vocab.size,
             readable=vocab.readables,
             groups=token_groups(vocab),
             special_mask=vocab.special_mask,
             tokenizer_prior=tokenizer_prior(vocab),
+            pieces_json=json.dumps(vocab.pieces, ensure_ascii=False).encode("utf-8"),
         )
-
-    @property
-    def size(self) -> int:
-        return len(self.pieces)
 
     @cached_property
     def special_ids(self) -> frozenset[int]:
         return frozenset(t.id for t in self.added if t.special)
 
     def id_of(self, content: str) -> int | None:
-        """The id of an added token or a piece with this exact content."""
+        """The id of an added token, else of the first piece, with this exact content."""
         for token in self.added:
             if token.content == content:
                 return token.id
@@ -79,7 +77,7 @@ class VocabularyFacts:
     @cached_property
     def _piece_ids(self) -> dict[str, int]:
         ids: dict[str, int] = {}
-        for token_id, piece in enumerate(self.pieces):
+        for token_id, piece in enumerate(json.loads(self.pieces_json)):
             if piece is not None:
                 ids.setdefault(piece, token_id)
         return ids
@@ -98,7 +96,7 @@ class VocabularyFacts:
         codes = {name: code for code, name in enumerate(names)}
         return {
             "meta": _json_bytes(meta),
-            "pieces": _json_bytes(self.pieces),
+            "pieces": np.frombuffer(self.pieces_json, dtype=np.uint8),
             "readable": _json_bytes(self.readable),
             "group_codes": np.array([codes[g] for g in self.groups], dtype=np.uint16),
             "special_mask": self.special_mask,
@@ -114,11 +112,12 @@ class VocabularyFacts:
             truncation=meta["truncation"],
             padding=meta["padding"],
             added=tuple(AddedToken(int(i), str(content), bool(special)) for i, content, special in meta["added"]),
-            pieces=tuple(json.loads(arrays["pieces"].tobytes())),
+            size=int(arrays["special_mask"].size),
             readable=tuple(json.loads(arrays["readable"].tobytes())),
             groups=np.array(meta["group_names"], dtype=object)[arrays["group_codes"]],
             special_mask=arrays["special_mask"].astype(bool),
             tokenizer_prior=arrays["tokenizer_prior"].astype(np.float64),
+            pieces_json=arrays["pieces"].tobytes(),
         )
 
     def same_as(self, other: VocabularyFacts) -> bool:

@@ -94,20 +94,24 @@ def classify_texts(texts: Sequence[str]) -> np.ndarray:
     n = len(texts)
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=n)
     codepoints = np.frombuffer("".join(texts).encode("utf-32-le"), dtype=np.uint32)
-    distinct, which = np.unique(codepoints, return_inverse=True)
+    present = np.bincount(codepoints) if codepoints.size else np.zeros(0, dtype=np.int64)
+    distinct = np.flatnonzero(present)
+    index = np.zeros(present.size, dtype=np.int64)
+    index[distinct] = np.arange(distinct.size)
+    which = index[codepoints]  # each character's row in the table of distinct characters
     table = _CharTable(distinct)
-    owner = np.repeat(np.arange(n), lengths)
+    owner = np.repeat(np.arange(n), lengths)  # the token of each character, non-decreasing
 
     # The stripped text: from each token's first to its last non-space character.
-    position = np.arange(codepoints.size)
-    solid = ~table.space[which]
+    solid = np.flatnonzero(~table.space[which])
     solid_owner = owner[solid]
+    starts = np.flatnonzero(np.diff(solid_owner, prepend=-1))  # each token's first non-space
+    ends = np.append(starts[1:] - 1, solid.size - 1)[: starts.size]
     first = np.full(n, codepoints.size)
     last = np.full(n, -1)
-    tokens, at = np.unique(solid_owner, return_index=True)
-    first[tokens] = position[solid][at]
-    tokens, at = np.unique(solid_owner[::-1], return_index=True)
-    last[tokens] = position[solid][::-1][at]
+    first[solid_owner[starts]] = solid[starts]
+    last[solid_owner[starts]] = solid[ends]
+    position = np.arange(codepoints.size)
     inside = (position >= first[owner]) & (position <= last[owner])
 
     def tally(prop: np.ndarray) -> np.ndarray:

@@ -21,8 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from vocabrisk._version import __version__
 from vocabrisk.counting.counts import TokenCounts
@@ -144,6 +142,9 @@ class Profile:
         folder.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
         try:
+            import pyarrow as pa  # here, not at import: commands that save no profile start faster
+            import pyarrow.parquet as pq
+
             table = pa.table(
                 {
                     "token_id": pa.array(np.arange(self.vocab_size), pa.int64()),
@@ -175,6 +176,9 @@ class Profile:
                 f"{folder}: not a vocabrisk profile (needs {PROFILE_JSON} and {TOKENS_PARQUET})",
                 hint="create one with `vocabrisk scan CORPUS --model MODEL --out DIR`",
             )
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
         try:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
             table = pq.read_table(table_path).to_pydict()

@@ -41,8 +41,8 @@ class CountJob:
 
     @classmethod
     def for_tokenizer(cls, path: Path | str, **fields) -> CountJob:
-        text = Path(path).read_text(encoding="utf-8")
-        return cls(text, hashlib.sha256(text.encode("utf-8")).hexdigest(), **fields)
+        content = Path(path).read_bytes()
+        return cls(content.decode("utf-8"), hashlib.sha256(content).hexdigest(), **fields)
 
     def counter(self) -> TokenCounter:
         """This process's counter for the job's tokenizer, loaded once."""
