@@ -181,7 +181,18 @@ class Profile:
 
         try:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
-            table = pq.read_table(table_path).to_pydict()
+            table = pq.read_table(table_path)
+            column = {name: table.column(name) for name in table.column_names}
+            counts = column["count"].to_numpy().astype(np.int64)
+            references = column["reference_count"]
+            reference_counts = None if references.null_count == len(references) else references.to_numpy()
+            arrays = {  # column by column, without a Python object per number
+                "tokens": column["token"].to_pylist(),
+                "groups": column["group"].to_numpy(zero_copy_only=False).astype(object),
+                "special": column["special"].to_numpy(zero_copy_only=False).astype(bool),
+                "prior": column["prior"].to_numpy().astype(np.float64),
+                "reference_counts": None if reference_counts is None else reference_counts.astype(np.int64),
+            }
         except (OSError, ValueError, pa.ArrowException) as exc:
             raise ProfileError(f"{folder}: profile is corrupt ({exc})", hint="scan the corpus again") from exc
         if meta.get("format_version") != FORMAT_VERSION:
@@ -189,17 +200,10 @@ class Profile:
                 f"{folder}: profile format {meta.get('format_version')} is not {FORMAT_VERSION}",
                 hint="rescan with this version of vocabrisk",
             )
-        counts = np.asarray(table["count"], dtype=np.int64)
         return cls(
             counts=TokenCounts(counts, documents=meta["documents"], text_bytes=meta["text_bytes"]),
-            tokens=list(table["token"]),
-            groups=np.asarray(table["group"], dtype=object),
-            special=np.asarray(table["special"], dtype=bool),
-            prior=np.asarray(table["prior"], dtype=np.float64),
+            **arrays,
             prior_source=meta["prior_source"],
-            reference_counts=None
-            if table["reference_count"][0] is None
-            else np.asarray(table["reference_count"], dtype=np.int64),
             tokenizer=meta["tokenizer"],
             model=meta["model"],
             policy=meta["policy"],

@@ -28,7 +28,6 @@ from vocabrisk.model import HeadInfo, locate_head, resolve_model
 from vocabrisk.model.resolve import ModelFiles
 from vocabrisk.prior import counts_prior, head_prior
 from vocabrisk.profile import MAX_SKIP_EXAMPLES, Profile
-from vocabrisk.self_samples import SamplingPlan, self_sample_counts
 
 AUTO = "auto"
 BUNDLED_REFERENCE = "reference.txt.gz"
@@ -242,6 +241,8 @@ def _make_base_usage(
     if prior != AUTO and reference not in (AUTO, None):
         raise InputError("--reference and --prior both choose the prior", hint="give one of them")
     if prior == "self-samples":
+        from vocabrisk.self_samples import SamplingPlan, self_sample_counts
+
         plan = SamplingPlan()
         counts = self_sample_counts(loaded.files, loaded.vocab.size, loaded.start_id, plan)
         return counts_prior(counts), f"self-generated: {plan.samples} samples of {plan.length} tokens", counts

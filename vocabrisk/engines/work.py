@@ -6,6 +6,7 @@ in Ray tasks on other machines. What a worker needs is one `CountJob`, sent once
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import tempfile
@@ -41,8 +42,7 @@ class CountJob:
 
     @classmethod
     def for_tokenizer(cls, path: Path | str, **fields) -> CountJob:
-        content = Path(path).read_bytes()
-        return cls(content.decode("utf-8"), hashlib.sha256(content).hexdigest(), **fields)
+        return cls(*_tokenizer_text(Path(path).resolve()), **fields)
 
     def counter(self) -> TokenCounter:
         """This process's counter for the job's tokenizer, loaded once."""
@@ -50,6 +50,19 @@ class CountJob:
         if key not in _COUNTERS:
             _COUNTERS[key] = TokenCounter(_materialise(self.tokenizer_json, self.tokenizer_digest), *key[1:])
         return _COUNTERS[key]
+
+
+@functools.lru_cache(maxsize=8)
+def _read_tokenizer(path: Path, stamp: tuple[int, int]) -> tuple[str, str]:
+    content = path.read_bytes()
+    return content.decode("utf-8"), hashlib.sha256(content).hexdigest()
+
+
+def _tokenizer_text(path: Path) -> tuple[str, str]:
+    """A tokenizer file's text and digest, read once per process while the file is unchanged
+    (`rank` makes one job per candidate)."""
+    status = path.stat()
+    return _read_tokenizer(path, (status.st_mtime_ns, status.st_size))
 
 
 def _materialise(text: str, digest: str) -> Path:
