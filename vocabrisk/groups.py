@@ -149,23 +149,9 @@ def classify_text(text: str) -> str:
 
 def token_groups(vocab: Vocabulary) -> np.ndarray:
     """The group name of every token id, as an array of strings."""
-    groups = np.full(vocab.size, OTHER, dtype=object)
-    texts: list[str] = []
-    text_ids: list[int] = []
-    for token_id, raw in enumerate(vocab.surfaces):
-        if raw is None:
-            continue
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            groups[token_id] = BYTES
-            continue
-        if len(raw) == 1 and raw[0] >= 0x80:
-            groups[token_id] = BYTES
-            continue
-        texts.append(text)
-        text_ids.append(token_id)
-    groups[text_ids] = classify_texts(texts)
+    groups = np.full(vocab.size, BYTES, dtype=object)  # what has a surface but is no text is bytes
+    text_ids = [token_id for token_id, text in enumerate(vocab.texts) if text is not None]
+    groups[text_ids] = classify_texts([vocab.texts[token_id] for token_id in text_ids])
     groups[vocab.byte_fallback_mask] = BYTES
     groups[vocab.added_mask] = ADDED
     groups[vocab.special_mask] = SPECIAL

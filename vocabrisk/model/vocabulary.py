@@ -156,25 +156,36 @@ class Vocabulary:
         return piece.encode("utf-8")
 
     @cached_property
+    def texts(self) -> tuple[str | None, ...]:
+        """Each token's surface as text; None for special tokens, holes, and bytes that are no whole
+        UTF-8 character (a byte piece such as `<0xE3>`, or a byte-level piece cut mid-character)."""
+        return tuple(_utf8_or_none(raw) for raw in self.surfaces)
+
+    @cached_property
     def readables(self) -> tuple[str, ...]:
         """A short display form of every token: special tokens as is, text with visible whitespace."""
-        shown: list[str] = []
-        decoded: list[int] = []  # ids whose text is shown with visible whitespace
-        for token_id, (piece, raw) in enumerate(zip(self.pieces, self.surfaces, strict=True)):
-            if piece is None:
-                shown.append(f"<unused {token_id}>")
-            elif raw is None:
-                shown.append(piece)
-            else:
-                try:
-                    shown.append(raw.decode("utf-8"))
-                    decoded.append(token_id)
-                except UnicodeDecodeError:
-                    shown.append("<bytes " + raw.hex(" ") + ">")
-        visible = _visible_table(set("".join(shown[i] for i in decoded)))
-        for token_id in decoded:
-            shown[token_id] = shown[token_id].translate(visible)
-        return tuple(shown)
+        visible = _visible_table(set("".join(t for t in self.texts if t)))
+        rows = zip(self.pieces, self.surfaces, self.texts, strict=True)
+        return tuple(_readable(token_id, *row, visible) for token_id, row in enumerate(rows))
+
+
+def _readable(token_id: int, piece: str | None, raw: bytes | None, text: str | None, visible: dict) -> str:
+    if piece is None:
+        return f"<unused {token_id}>"
+    if raw is None:
+        return piece
+    if text is None:
+        return "<bytes " + raw.hex(" ") + ">"
+    return text.translate(visible)
+
+
+def _utf8_or_none(raw: bytes | None) -> str | None:
+    if raw is None:
+        return None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def _visible_table(chars: set[str]) -> dict[int, str]:
