@@ -116,14 +116,16 @@ class Vocabulary:
     @cached_property
     def reserved_mask(self) -> np.ndarray:
         """Ids no text maps to: holes in the id range and placeholders such as BERT's `[unused7]`."""
-        return self._mask(i for i, p in enumerate(self.pieces) if p is None or _RESERVED_PIECE.match(p))
+        return self._mask(
+            i for i, p in enumerate(self.pieces) if p is None or (p[:1] in ("[", "<") and _RESERVED_PIECE.match(p))
+        )
 
     @cached_property
     def byte_fallback_mask(self) -> np.ndarray:
         """SentencePiece byte-fallback pieces such as `<0xE3>`."""
         if self.byte_level:
             return np.zeros(self.size, dtype=bool)
-        return self._mask(i for i, p in enumerate(self.pieces) if p is not None and _BYTE_FALLBACK.match(p))
+        return self._mask(i for i, p in enumerate(self.pieces) if p and p[:3] == "<0x" and _BYTE_FALLBACK.match(p))
 
     @cached_property
     def surfaces(self) -> tuple[bytes | None, ...]:
@@ -239,7 +241,7 @@ def load_vocabulary(tokenizer_json: Path, content: bytes | None = None) -> Vocab
     for token in added:
         by_id[token.id] = token.content
     size = max(by_id) + 1 if by_id else 0
-    pieces = tuple(by_id.get(i) for i in range(size))
+    pieces = tuple([by_id.get(i) for i in range(size)])
     merge_ranks = None
     if model_type == "BPE":
         merge_ranks = _merge_ranks(model, {p: i for i, p in by_id.items()})
