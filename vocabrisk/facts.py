@@ -9,7 +9,6 @@ of a `rank`, pays only for loading its tokenizer into the counting engine and fo
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field, fields
 from functools import cached_property
@@ -20,7 +19,7 @@ import numpy as np
 from vocabrisk import cache
 from vocabrisk.errors import ModelError
 from vocabrisk.groups import token_groups
-from vocabrisk.model.vocabulary import AddedToken, Vocabulary, load_vocabulary
+from vocabrisk.model.vocabulary import AddedToken, Vocabulary, load_vocabulary, read_tokenizer_file
 from vocabrisk.prior import tokenizer_prior
 
 CACHE_KIND = "vocabulary"
@@ -129,10 +128,9 @@ def load_facts(tokenizer_json: Path | str) -> VocabularyFacts:
     """The facts of the tokenizer in this file: from this process, the cache, or computed (and cached)."""
     path = Path(tokenizer_json)
     try:
-        content = path.read_bytes()
+        content, key = read_tokenizer_file(path)
     except OSError as exc:
         raise ModelError(f"{path}: cannot read tokenizer file: {exc.strerror or exc}") from exc
-    key = hashlib.sha256(content).hexdigest()
     if key not in _LOADED:
         facts = _from_cache(key)
         if facts is None:

@@ -6,8 +6,6 @@ in Ray tasks on other machines. What a worker needs is one `CountJob`, sent once
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import os
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -19,6 +17,7 @@ from vocabrisk.counting import SpecialTokenPolicy, TokenCounter, TokenCounts
 from vocabrisk.engines.pipeline import batches, in_background
 from vocabrisk.engines.shards import Shard, ShardResult, UserFailure, strict_error
 from vocabrisk.errors import VocabriskError
+from vocabrisk.model.vocabulary import read_tokenizer_file
 from vocabrisk.profile import MAX_SKIP_EXAMPLES
 
 _COUNTERS: dict[tuple, TokenCounter] = {}  # one tokenizer per process and job, however many shards
@@ -42,7 +41,8 @@ class CountJob:
 
     @classmethod
     def for_tokenizer(cls, path: Path | str, **fields) -> CountJob:
-        return cls(*_tokenizer_text(Path(path).resolve()), **fields)
+        content, digest = read_tokenizer_file(path)
+        return cls(content.decode("utf-8"), digest, **fields)
 
     def counter(self) -> TokenCounter:
         """This process's counter for the job's tokenizer, loaded once."""
@@ -50,19 +50,6 @@ class CountJob:
         if key not in _COUNTERS:
             _COUNTERS[key] = TokenCounter(_materialise(self.tokenizer_json, self.tokenizer_digest), *key[1:])
         return _COUNTERS[key]
-
-
-@functools.lru_cache(maxsize=8)
-def _read_tokenizer(path: Path, stamp: tuple[int, int]) -> tuple[str, str]:
-    content = path.read_bytes()
-    return content.decode("utf-8"), hashlib.sha256(content).hexdigest()
-
-
-def _tokenizer_text(path: Path) -> tuple[str, str]:
-    """A tokenizer file's text and digest, read once per process while the file is unchanged
-    (`rank` makes one job per candidate)."""
-    status = path.stat()
-    return _read_tokenizer(path, (status.st_mtime_ns, status.st_size))
 
 
 def _materialise(text: str, digest: str) -> Path:

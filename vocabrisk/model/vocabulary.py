@@ -7,6 +7,7 @@ the fingerprint come straight from the file that defines them.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -221,6 +222,20 @@ def _merge_ranks(model: dict, piece_to_id: dict[str, int]) -> dict[int, int]:
         if token_id is not None and token_id not in ranks:
             ranks[token_id] = rank
     return ranks
+
+
+def read_tokenizer_file(tokenizer_json: Path | str) -> tuple[bytes, str]:
+    """A tokenizer file's bytes and their sha256, read once per process while the file is unchanged:
+    the vocabulary facts, the count job and each `rank` candidate's scan all need them."""
+    path = Path(tokenizer_json).resolve()
+    status = path.stat()
+    return _read_file(path, status.st_mtime_ns, status.st_size)
+
+
+@functools.lru_cache(maxsize=4)
+def _read_file(path: Path, mtime_ns: int, size: int) -> tuple[bytes, str]:
+    content = path.read_bytes()
+    return content, hashlib.sha256(content).hexdigest()
 
 
 def load_vocabulary(tokenizer_json: Path, content: bytes | None = None) -> Vocabulary:
