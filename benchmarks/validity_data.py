@@ -125,13 +125,11 @@ def train_tokenizer(texts: list[str], vocab_size: int):
     return tokenizer
 
 
-def pretrain(spec: BaseSpec, stream, log) -> object:
-    """A small GPT-2 with an untied head, AdamW with warmup and cosine decay on random windows."""
-    import torch
-    from transformers import GPT2Config, GPT2LMHeadModel
+def gpt2_config(spec: BaseSpec):
+    """The benchmark GPT-2's architecture: untied head, no dropout."""
+    from transformers import GPT2Config
 
-    torch.manual_seed(spec.seed)
-    config = GPT2Config(
+    return GPT2Config(
         vocab_size=spec.vocab_size,
         n_positions=spec.seq_len,
         n_embd=spec.hidden,
@@ -144,7 +142,16 @@ def pretrain(spec: BaseSpec, stream, log) -> object:
         embd_pdrop=0.0,
         attn_pdrop=0.0,
     )
-    model = GPT2LMHeadModel(config)
+
+
+def pretrain(spec: BaseSpec, stream, log, device: str = "cpu") -> object:
+    """A small GPT-2 with an untied head, AdamW with warmup and cosine decay on random windows."""
+    import torch
+    from transformers import GPT2LMHeadModel
+
+    torch.manual_seed(spec.seed)
+    model = GPT2LMHeadModel(gpt2_config(spec)).to(device)
+    stream = stream.to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=spec.peak_lr, betas=(0.9, 0.95), weight_decay=0.01)
     generator = torch.Generator().manual_seed(spec.seed)
     offsets = torch.arange(spec.seq_len)
@@ -156,7 +163,7 @@ def pretrain(spec: BaseSpec, stream, log) -> object:
         for group in optimizer.param_groups:
             group["lr"] = lr
         starts = torch.randint(0, len(stream) - spec.seq_len, (spec.batch_size, 1), generator=generator)
-        batch = stream[starts + offsets]
+        batch = stream[(starts + offsets).to(device)]
         loss = model(input_ids=batch, labels=batch).loss
         optimizer.zero_grad(set_to_none=True)
         loss.backward()

@@ -132,7 +132,7 @@ def test_vocabrisk_toml_sets_model_plan_and_a_baseline_relative_to_itself(profil
     )
     data = json.loads(gate(KOREAN, "--format", "json").stdout)
     assert data["baseline"]["path"] == str(tmp_path / "base")
-    assert data["summary"]["risk"]["plan"] == {"tokens_per_step": 4096, "steps": 500, "beta2": 0.999}
+    assert data["summary"]["risk"]["plan"] == TrainingPlan(tokens_per_step=4096, steps=500).to_dict()
     assert {c["rule"] for c in data["checks"]} == {"max-group-risk", "max-risk-increase"}
 
 

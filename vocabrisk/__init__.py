@@ -5,8 +5,8 @@ from vocabrisk.advice import Advice, advise
 from vocabrisk.compare import diff, rank
 from vocabrisk.counting import SpecialTokenPolicy, TokenCounts
 from vocabrisk.errors import InputError, ModelError, ProfileError, VocabriskError
+from vocabrisk.plan import TrainingPlan
 from vocabrisk.profile import Profile
-from vocabrisk.risk import TrainingPlan
 from vocabrisk.scan import load_model, scan
 from vocabrisk.summary import Summary
 

@@ -20,9 +20,9 @@ from vocabrisk.corpus.hf_stream import input_for
 from vocabrisk.counting import SpecialTokenPolicy
 from vocabrisk.engines import ENGINES, engine_for
 from vocabrisk.errors import VocabriskError
+from vocabrisk.plan import TrainingPlan
 from vocabrisk.profile import Profile, is_profile
 from vocabrisk.report.ci import FORMATS as GATE_FORMATS
-from vocabrisk.risk import TrainingPlan
 from vocabrisk.scan import AUTO, load_model, scan
 from vocabrisk.summary import Summary
 

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from vocabrisk.errors import ProfileError
+from vocabrisk.plan import TrainingPlan
 from vocabrisk.profile import Profile, is_profile
-from vocabrisk.risk import TrainingPlan, never_seen_share, unigram_kl
+from vocabrisk.risk import never_seen_share, unigram_kl
 from vocabrisk.scan import LoadedModel, load_model, scan
 from vocabrisk.summary import Summary
 

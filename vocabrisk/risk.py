@@ -17,30 +17,15 @@ corpora rank by their counts alone.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
+from vocabrisk.plan import TrainingPlan
 from vocabrisk.profile import Profile
 
 BANDS = ((0.05, "low"), (0.20, "medium"), (1.01, "high"))
 STARVED_EXPOSURE = 0.5
-
-
-@dataclass(frozen=True)
-class TrainingPlan:
-    """The planned fine-tuning run the risk is computed for."""
-
-    tokens_per_step: int = 524_288  # e.g. 128 sequences of 4,096 tokens
-    steps: int = 1_000
-    beta2: float = 0.999
-
-    @property
-    def memory_steps(self) -> float:
-        return 1.0 / (1.0 - self.beta2)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def exposure(shares: np.ndarray, plan: TrainingPlan) -> np.ndarray:
@@ -77,6 +62,7 @@ class RiskResult:
 
 def assess(profile: Profile, plan: TrainingPlan, shares: np.ndarray | None = None) -> RiskResult:
     """Risk of fine-tuning on the profiled corpus (or on `shares`, a what-if token distribution)."""
+    plan = plan.resolve(profile.total_tokens)
     coverable = profile.coverable
     weights = np.where(coverable, profile.prior, 0.0)
     total = weights.sum()

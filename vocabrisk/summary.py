@@ -6,8 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from vocabrisk.plan import TrainingPlan
 from vocabrisk.profile import Profile
-from vocabrisk.risk import RiskResult, TrainingPlan, assess
+from vocabrisk.risk import RiskResult, assess
 
 TOP_TOKENS = 15
 

@@ -15,8 +15,8 @@ import numpy as np
 
 from vocabrisk.advice import advise
 from vocabrisk.compare import rank
+from vocabrisk.plan import TrainingPlan
 from vocabrisk.profile import Profile
-from vocabrisk.risk import TrainingPlan
 from vocabrisk.summary import Summary
 
 USAGE_BANDS = 10

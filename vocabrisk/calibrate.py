@@ -1,0 +1,81 @@
+"""Fit the forecast's constants to a base model from a few measured probe fine-tunes.
+
+`kappa` (logit change per unit of summed learning rate) and `head_gain` are fitted to the
+probes' head-only forgetting, then `body_gain` to their total forgetting, each by least
+squared log error over a grid: the forecast must be right within a factor, not in absolute
+nats, and a grid cannot fall into a local minimum. The band is exp(2 × RMS log error) of the
+fitted forecast on the probes, at least `CALIBRATED_BAND_FLOOR`.
+
+Fitting needs only numbers (`fit`); running the probes needs torch (`vocabrisk.verify`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from vocabrisk.forecast import CALIBRATED_BAND_FLOOR, Calibration
+
+KAPPAS = np.geomspace(0.5, 5000, 29)
+GAINS = np.concatenate([[0.0], np.geomspace(0.01, 30, 59)])
+FLOOR = 1e-4  # nats: measured forgetting below this is noise
+
+
+@dataclass(frozen=True)
+class ProbeRun:
+    """One measured probe fine-tune, and the forecast's competition term as a function of kappa."""
+
+    name: str
+    head: float  # measured head-only forgetting, nats
+    total: float  # measured total forgetting, nats
+    epochs: float  # how many times the probe's plan repeated it
+    competition: Callable[[float], float]  # kappa -> mean KL over old positions (no repetition term)
+
+
+def _log_error(predicted: np.ndarray, measured: np.ndarray) -> np.ndarray:
+    """Sum over probes of squared log ratios; predicted may carry leading grid axes."""
+    ratio = np.maximum(predicted, 1e-12) / np.maximum(measured, FLOOR)
+    return np.sum(np.log(ratio) ** 2, axis=-1)
+
+
+def fit(probes: Sequence[ProbeRun], fingerprint: str | None = None) -> Calibration:
+    """The calibration that best explains the probes (see the module docstring)."""
+    if len(probes) < 2:
+        raise ValueError("calibration needs at least two probe runs")
+    head = np.array([p.head for p in probes])
+    total = np.array([p.total for p in probes])
+    repeats = np.log1p(np.array([p.epochs for p in probes]))
+    kl = np.array([[p.competition(float(k)) for p in probes] for k in KAPPAS])  # (kappas, probes)
+    head_grid = kl[:, None, :] * (1 + GAINS[None, :, None] * repeats)  # (kappas, gains, probes)
+    k, g = np.unravel_index(np.argmin(_log_error(head_grid, head)), head_grid.shape[:2])
+    predicted_head = head_grid[k, g]
+    total_grid = predicted_head[None, :] * (1 + GAINS[:, None] * repeats)
+    b = int(np.argmin(_log_error(total_grid, total)))
+    residual = np.log(np.maximum(total_grid[b], 1e-12) / np.maximum(total, FLOOR))
+    band = max(math.exp(2 * math.sqrt(float(np.mean(residual**2)))), CALIBRATED_BAND_FLOOR)
+    return Calibration(
+        kappa=float(KAPPAS[k]),
+        head_gain=float(GAINS[g]),
+        body_gain=float(GAINS[b]),
+        band=band,
+        source=f"calibrated on {len(probes)} probe runs",
+        fingerprint=fingerprint,
+        probes=[
+            {
+                "name": p.name,
+                "epochs": p.epochs,
+                "head": p.head,
+                "total": p.total,
+                "forecast_head": float(predicted_head[i]),
+                "forecast_total": float(total_grid[b, i]),
+            }
+            for i, p in enumerate(probes)
+        ],
+    )
+
+
+def with_fingerprint(calibration: Calibration, fingerprint: str) -> Calibration:
+    return replace(calibration, fingerprint=fingerprint)

@@ -1,0 +1,242 @@
+"""The forecast: how much loss on the base model's own text a training plan will add, in nats.
+
+A model of the mechanism, each step a term that the ablation in docs/VALIDITY.md can remove:
+
+1. **Push** `s_j` in [-1, 1]: the direction and consistency of row j's Adam step. A row whose token
+   the corpus lacks gets only the tiny one-sided softmax gradient `p_j · h`, which Adam normalises
+   into a full step down for the share of steps `a_j` (`risk.exposure`) in which the token has not
+   appeared within its second-moment memory: `s_j = -a_j`. A row whose token the corpus holds more
+   often than the base model uses it (`q_j > prior_j`) is pushed up: `s_j = (q - prior)/(q + prior)`.
+2. **Step size** `r_j = g_j / (g_j + eps)` with `g_j = prior_j · h_scale`: Adam turns a gradient well
+   above its eps into a full step of about the learning rate, one below it into a step eps/g times
+   smaller. This is where the head-only eps mitigation acts (`plan.head_eps`).
+3. **Shift** `z_j = kappa · Σ_t lr_t · r_j · s_j`: the change of row j's logit on old contexts.
+   Rows walk along plus or minus the typical hidden state, so the change is about the same in every
+   context; `kappa` (logit change per unit of summed learning rate) is the one constant that
+   `vocabrisk calibrate` measures per base model.
+4. **Competition**: a shift shared by all logits costs nothing. On an old position whose next-token
+   distribution is p, the loss rises by `KL(p ‖ p·e^z/Z) = log Σ_j p_j e^{z_j} - Σ_j p_j z_j`, about
+   half the variance of z under p: an old context is hurt only in proportion to how much of its
+   probability sits on rows that move against each other. p is estimated by the tokens of the old
+   text within `CONTEXT_RADIUS` of the position (which tokens occur near which).
+5. **Context overlap**: rows move along hidden states of the *new* contexts, so an old context feels
+   their shifts in proportion to how much its hidden state shares with them. The share of the
+   position's neighbourhood that the corpus contains at all, `P_in`, stands for that overlap: shifts
+   are scaled by `sqrt(P_in)`. A corpus in a script the old text never mixes with (Korean against
+   English) therefore hurts little, and a narrow corpus in the base's own language hurts most.
+6. **Repetition**: a corpus the plan repeats is fitted ever more exactly, so the pushes stay
+   consistent for longer: the head forecast is the mean of (4) over old positions times
+   `1 + head_gain · ln(1 + epochs)`, and the total (head and body) is that times
+   `1 + body_gain · ln(1 + epochs)`.
+
+Without calibration the documented defaults below apply and the band is wider.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from vocabrisk._version import __version__
+
+CONTEXT_RADIUS = 32  # tokens either side: about a paragraph
+DEFAULT_KAPPA = 20.0  # logit change per unit of summed learning rate; see docs/VALIDITY.md
+DEFAULT_HEAD_GAIN = 1.0
+DEFAULT_BODY_GAIN = 1.0
+DEFAULT_BAND = 4.0  # uncalibrated: the truth is expected within ×/÷ 4
+MAX_SHIFT = 30.0  # nats; a larger predicted logit change means "gone" and would only overflow
+CHUNK_POSITIONS = 8192  # old positions evaluated at once (memory: positions × window)
+CALIBRATED_BAND_FLOOR = 1.5
+HIDDEN_SCALE = 1.0  # per-coordinate size of the final hidden state; norm gains start at 1
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Per-base-model constants of the forecast, measured by `vocabrisk calibrate` or defaulted."""
+
+    kappa: float = DEFAULT_KAPPA
+    head_gain: float = DEFAULT_HEAD_GAIN
+    body_gain: float = DEFAULT_BODY_GAIN
+    band: float = DEFAULT_BAND  # multiplicative: the forecast's band is [value / band, value · band]
+    source: str = "default"
+    fingerprint: str | None = None
+    probes: list[dict] = field(default_factory=list)
+    tool_version: str = __version__
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Calibration:
+        known = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def calibration_dir() -> Path:
+    root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(root) / "vocabrisk" / "calibration"
+
+
+def calibration_path(fingerprint: str) -> Path:
+    return calibration_dir() / f"{fingerprint}.json"
+
+
+def load_calibration(fingerprint: str | None) -> Calibration:
+    """The saved calibration of a tokenizer/model fingerprint, else the defaults."""
+    if fingerprint:
+        path = calibration_path(fingerprint)
+        if path.is_file():
+            return Calibration.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    return Calibration()
+
+
+def save_calibration(calibration: Calibration) -> Path:
+    path = calibration_path(calibration.fingerprint or "unknown")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = path.with_suffix(f".{os.getpid()}.tmp")
+    staging.write_text(json.dumps(calibration.to_dict(), indent=1) + "\n", encoding="utf-8")
+    os.replace(staging, path)
+    return path
+
+
+@dataclass(frozen=True)
+class OldText:
+    """Token ids of the base model's own text, document by document: where the forecast reads contexts."""
+
+    ids: np.ndarray  # int64, all documents one after another
+    starts: np.ndarray  # int64, offset of each document in `ids`, plus len(ids) at the end
+
+    @classmethod
+    def of(cls, documents: list[np.ndarray], max_tokens: int | None = None) -> OldText:
+        """Old text from per-document ids; with MAX_TOKENS, documents spread evenly up to that many tokens."""
+        documents = [np.asarray(d, dtype=np.int64) for d in documents if len(d)]
+        total = sum(len(d) for d in documents)
+        if max_tokens is not None and total > max_tokens:
+            keep = max(1, round(len(documents) * max_tokens / total))
+            picks = np.unique(np.linspace(0, len(documents) - 1, keep).round().astype(int))
+            documents = [documents[i][:max_tokens] for i in picks]
+        lengths = np.array([len(d) for d in documents], dtype=np.int64)
+        ids = np.concatenate(documents) if documents else np.zeros(0, dtype=np.int64)
+        return cls(ids, np.concatenate([[0], np.cumsum(lengths)]))
+
+    def neighbourhoods(self, values: np.ndarray, radius: int = CONTEXT_RADIUS):
+        """`values[token]` over each old position's neighbourhood (NaN past its document's ends).
+
+        Yields arrays of shape (positions, 2·radius + 1), CHUNK_POSITIONS positions at a time.
+        """
+        per_position = np.asarray(values, dtype=np.float64)[self.ids]
+        padded, offsets = [], []
+        for start, end in zip(self.starts[:-1], self.starts[1:], strict=True):
+            padded.append(np.concatenate([np.full(radius, np.nan), per_position[start:end], np.full(radius, np.nan)]))
+        if not padded:
+            return
+        flat = np.concatenate(padded)
+        lengths = np.diff(self.starts)
+        offsets = np.concatenate([[0], np.cumsum(lengths + 2 * radius)])[:-1]
+        centres = np.concatenate([o + radius + np.arange(n) for o, n in zip(offsets, lengths, strict=True)])
+        span = np.arange(-radius, radius + 1)
+        for first in range(0, len(centres), CHUNK_POSITIONS):
+            yield flat[centres[first : first + CHUNK_POSITIONS, None] + span]
+
+
+@dataclass(frozen=True)
+class Forecast:
+    """The forecast for one corpus under one plan, with what it was made of."""
+
+    head: float  # nats of loss added on old text by the head's drift
+    total: float  # nats, head and body
+    low: float  # band on total
+    high: float
+    epochs: float  # how many times the plan repeats the corpus
+    lr_sum: float
+    shift: np.ndarray  # z_j: predicted change of each row's logit on old contexts
+    calibration: Calibration
+
+    def to_dict(self) -> dict:
+        return {
+            "total_nats": self.total,
+            "head_nats": self.head,
+            "band": [self.low, self.high],
+            "epochs": self.epochs,
+            "calibration": self.calibration.source,
+            "meaning": "forecast rise of mean next-token loss on the base model's own text, in nats",
+        }
+
+
+def summed_learning_rate(plan, steps: int) -> float:
+    """Σ_t lr_t over the run: how far Adam can move a row that gets a consistent gradient."""
+    return float(sum(plan.lr_at(t) for t in range(steps)))
+
+
+def step_size(prior: np.ndarray, eps: float, hidden_scale: float = HIDDEN_SCALE) -> np.ndarray:
+    """Share of a full Adam step a starved row takes: its gradient p·h against eps."""
+    gradient = np.asarray(prior, dtype=np.float64) * hidden_scale
+    return np.divide(gradient, gradient + eps, out=np.zeros_like(gradient), where=gradient + eps > 0)
+
+
+def push(shares: np.ndarray, prior: np.ndarray, exposure: np.ndarray) -> np.ndarray:
+    """Direction and consistency of each row's Adam step, in [-1, 1] (term 1 of the module docstring)."""
+    shares, prior = np.asarray(shares, dtype=np.float64), np.asarray(prior, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rise = np.where(shares + prior > 0, (shares - prior) / (shares + prior), 0.0)
+    return np.where(shares > prior, rise, -np.asarray(exposure, dtype=np.float64))
+
+
+def competition(shift: np.ndarray, contained: np.ndarray, old: OldText | None, prior: np.ndarray) -> float:
+    """Mean over old positions of KL(p ‖ p·e^{u·z}/Z): p and the overlap u from each neighbourhood.
+
+    Without old text the global prior stands in for every context (no locality, u = 1).
+    """
+    shift = np.clip(shift, -MAX_SHIFT, MAX_SHIFT)
+    if old is None or len(old.ids) == 0:
+        top = float(np.max(shift))
+        return float(top + math.log(float(np.dot(prior, np.exp(shift - top)))) - np.dot(prior, shift))
+    total, positions = 0.0, 0
+    pairs = zip(old.neighbourhoods(shift), old.neighbourhoods(contained), strict=True)
+    for z, inside in pairs:
+        overlap = np.sqrt(np.nanmean(inside, axis=1, keepdims=True))
+        uz = overlap * z
+        top = np.nanmax(uz, axis=1, keepdims=True)
+        kl = top[:, 0] + np.log(np.nanmean(np.exp(uz - top), axis=1)) - np.nanmean(uz, axis=1)
+        total += float(np.sum(np.maximum(kl, 0.0)))
+        positions += len(kl)
+    return total / max(positions, 1)
+
+
+def forecast(
+    shares: np.ndarray,
+    exposure: np.ndarray,
+    prior: np.ndarray,
+    old: OldText | None,
+    plan,
+    corpus_tokens: int,
+    calibration: Calibration | None = None,
+) -> Forecast:
+    """The forecast of forgetting for a corpus with these token shares and per-row exposure."""
+    calibration = calibration or Calibration()
+    steps = plan.steps_for(corpus_tokens)
+    epochs = plan.implied_epochs(corpus_tokens)
+    lr_sum = summed_learning_rate(plan, steps)
+    eps = plan.head_eps if plan.head_eps is not None else plan.eps
+    if plan.head_trains:
+        shift = calibration.kappa * lr_sum * step_size(prior, eps) * push(shares, prior, exposure)
+    else:
+        shift = np.zeros_like(prior, dtype=np.float64)
+    repeats = math.log1p(epochs)
+    head = competition(shift, np.asarray(shares) > 0, old, prior) * (1.0 + calibration.head_gain * repeats)
+    total = head * (1.0 + calibration.body_gain * repeats)
+    return Forecast(
+        head=head,
+        total=total,
+        low=total / calibration.band,
+        high=total * calibration.band,
+        epochs=epochs,
+        lr_sum=lr_sum,
+        shift=shift,
+        calibration=calibration,
+    )
