@@ -5,13 +5,15 @@ Every figure is the wall time of a fresh process, from exec to exit, timed by th
 tokenizers and numpy, loads the same tokenizer, counts with plain `encode_batch`), on the
 1.0 engine and on 0.23. A cold cache is an empty XDG_CACHE_HOME; a warm one has the
 tokenizer's facts from an earlier run. Fixed-cost rows take the fastest of `repeats` runs
-(start-up noise only ever adds); corpus rows are one run each, all interleaved in one go.
+(start-up noise only ever adds) and the median of paired differences; corpus rows are one
+run each, all in one go.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import tempfile
 import time
@@ -60,20 +62,25 @@ class Runs:
         return timed([self.vocabrisk, *args], self.warm)[0]
 
 
-def fastest(run, repeats: int) -> tuple[float, dict]:
-    results = [run() for _ in range(repeats)]
-    return min(results, key=lambda r: r[0])
-
-
 def fixed_costs(runs: Runs, name: str, model: Path, tiny: Path, repeats: int) -> None:
+    """Rounds of (plain 1.0, plain 0.23, cold, warm), interleaved so that each round's runs meet
+    the same load; "over" is the median over rounds of vocabrisk's time minus plain 1.0's."""
     runs.scan(tiny, model)  # fills the warm cache
-    plain_1, _ = fastest(lambda: runs.plain("1.0", tiny, model), repeats)
-    plain_023, _ = fastest(lambda: runs.plain("0.23", tiny, model), repeats)
-    cold, _ = fastest(lambda: runs.scan(tiny, model, cold=True), repeats)
-    warm, _ = fastest(lambda: runs.scan(tiny, model), repeats)
+    rounds = []
+    for _ in range(repeats):
+        rounds.append(
+            {
+                "plain_1": runs.plain("1.0", tiny, model)[0],
+                "plain_023": runs.plain("0.23", tiny, model)[0],
+                "cold": runs.scan(tiny, model, cold=True)[0],
+                "warm": runs.scan(tiny, model)[0],
+            }
+        )
+    best = {key: min(r[key] for r in rounds) for key in rounds[0]}
+    over = {key: statistics.median(r[key] - r["plain_1"] for r in rounds) for key in ("cold", "warm")}
     print(
-        f"  {name:<22}{plain_023:>9.2f} s{plain_1:>9.2f} s{cold:>9.2f} s{cold - plain_1:>+8.2f} s"
-        f"{warm:>9.2f} s{warm - plain_1:>+8.2f} s"
+        f"  {name:<22}{best['plain_023']:>9.2f} s{best['plain_1']:>9.2f} s{best['cold']:>9.2f} s{over['cold']:>+8.2f} s"
+        f"{best['warm']:>9.2f} s{over['warm']:>+8.2f} s"
     )
 
 
@@ -121,7 +128,7 @@ def whole_process(shared: Path, pythons: dict[str, Path], models: dict[str, Path
             corpora[label] = work / f"{label}.jsonl"
             write_corpus(shared, corpora[label], megabytes)
 
-        print(f"\nwhole process, fixed cost alone (one 11-byte document; fastest of {repeats})")
+        print(f"\nwhole process, fixed cost alone (one 11-byte document; fastest of {repeats}; over: median of rounds)")
         print(f"  {'tokenizer':<22}{'0.23 plain':>11}{'1.0 plain':>11}{'cold':>11}{'over':>10}{'warm':>11}{'over':>10}")
         for name, model in models.items():
             fixed_costs(runs, name, model, tiny, repeats)

@@ -129,7 +129,7 @@ def main() -> None:
     parser.add_argument("--small-mb", type=int, default=1, help="whole process: small corpus (MB)")
     parser.add_argument("--medium-mb", type=int, default=60, help="whole process: medium corpus (MB), also on 0.23")
     parser.add_argument("--large-mb", type=int, default=300, help="whole process: large corpus (MB), 1.0 only; 0 skips")
-    parser.add_argument("--repeats", type=int, default=3, help="whole process: runs of each fixed-cost figure")
+    parser.add_argument("--repeats", type=int, default=5, help="whole process: rounds of fixed-cost runs")
     args = parser.parse_args()
     print(f"{os.cpu_count()} cores, load average before: {os.getloadavg()[0]:.2f}")
     sizes = {"small": args.small_mb, "medium": args.medium_mb, "large": args.large_mb}
