@@ -66,7 +66,7 @@ def _script(char: str) -> str:
 
 
 class _CharTable:
-    """Per distinct character: the properties the rules read, as arrays indexed like `np.unique`'s output."""
+    """The properties the rules read, one array entry per distinct code point (in ascending order)."""
 
     def __init__(self, codepoints: np.ndarray):
         chars = [chr(c) for c in codepoints]
@@ -126,9 +126,10 @@ def classify_texts(texts: Sequence[str]) -> np.ndarray:
     ).reshape(n, len(_SCRIPT_NAMES))
 
     groups = np.full(n, OTHER, dtype=object)
+    punctuation_or_numbers = punctuation + tally(table.number) == stripped
     by_class = [  # first match wins: listed from the last rule to the first, each overwriting
-        ((punctuation + tally(table.number) == stripped) & (digits == 0), PUNCTUATION),
-        ((punctuation + tally(table.number) == stripped) & (digits > 0), DIGITS),
+        (punctuation_or_numbers & (digits == 0), PUNCTUATION),
+        (punctuation_or_numbers & (digits > 0), DIGITS),
         (tally(table.symbol) > 0, SYMBOLS),
         (punctuation == stripped, PUNCTUATION),
         ((tally(table.code) > 0) & (tally(~table.ascii) == 0), CODE),
@@ -140,11 +141,6 @@ def classify_texts(texts: Sequence[str]) -> np.ndarray:
     groups[has_letters] = np.array(_SCRIPT_NAMES, dtype=object)[scripts[has_letters].argmax(axis=1)]
     groups[stripped == 0] = WHITESPACE
     return groups
-
-
-def classify_text(text: str) -> str:
-    """The group of one token text (see `classify_texts`)."""
-    return str(classify_texts([text])[0])
 
 
 def token_groups(vocab: Vocabulary) -> np.ndarray:
