@@ -118,6 +118,10 @@ def command_costs(runs: Runs, name: str, model: Path, small: Path, repeats: int)
 
 def whole_process(shared: Path, pythons: dict[str, Path], models: dict[str, Path], sizes: dict[str, int],
                   slow_sizes: set[str], repeats: int) -> None:  # fmt: skip
+    # Bytecode as an installed package has it (pip compiles on install): without it, and with
+    # PYTHONDONTWRITEBYTECODE set, every process would compile vocabrisk's sources again.
+    for python in pythons.values():
+        subprocess.run([str(python), "-m", "compileall", "-q", str(HERE.parent / "vocabrisk")], check=True)
     with tempfile.TemporaryDirectory(prefix="vocabrisk-whole-") as tmp:
         work = Path(tmp)
         runs = Runs(pythons, work)
