@@ -36,8 +36,6 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-EVAL_BATCH = 8
-
 
 def load_base(suite: dict, folder: Path, device: str, log):
     import torch
@@ -55,41 +53,6 @@ def load_base(suite: dict, folder: Path, device: str, log):
     gguf = Path(os.environ["SMOLLM2_GGUF"])
     model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, torch_dtype=torch.float32)
     return model.to(device)
-
-
-def output_matrix(model):
-    return model.get_output_embeddings().weight.detach().float().clone()
-
-
-def final_hidden(model, windows, device: str, bf16: bool):
-    """The hidden states the output matrix reads, for every window (float32, on device)."""
-    import contextlib
-
-    import torch
-
-    autocast = torch.autocast("cuda", dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
-    model.eval()
-    out = []
-    with torch.no_grad(), autocast:
-        for batch in windows.split(EVAL_BATCH):
-            out.append(model.base_model(input_ids=batch.to(device)).last_hidden_state.float())
-    return torch.cat(out)
-
-
-def loss(hidden, matrix, windows, device: str) -> float:
-    """Mean next-token loss when `matrix` reads `hidden` (windows × positions × width)."""
-    import torch
-
-    total, count = 0.0, 0
-    with torch.no_grad():
-        for h, ids in zip(hidden.split(EVAL_BATCH), windows.split(EVAL_BATCH), strict=True):
-            logits = h[:, :-1] @ matrix.T
-            targets = ids[:, 1:].to(device)
-            total += torch.nn.functional.cross_entropy(
-                logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), reduction="sum"
-            ).item()
-            count += targets.numel()
-    return total / count
 
 
 def windows_of(stream: np.ndarray, seq_len: int, limit: int):
@@ -113,6 +76,7 @@ def worker(
     import torch
     from transformers import AutoModelForCausalLM
 
+    from vocabrisk.verify.measure import final_hidden, matrix_loss, output_matrix
     from vocabrisk.verify.train import TrainConfig, finetune
 
     suite = json.loads((folder / "suite.json").read_text())
@@ -136,14 +100,14 @@ def worker(
     old = windows_of(tokens["old"].reshape(-1), plan["seq_len"], 2 if smoke else plan["old_windows"])
     base_matrix = output_matrix(base)
     base_hidden = final_hidden(base, old, device, plan["bf16"])
-    base_old = loss(base_hidden, base_matrix, old, device)
+    base_old = matrix_loss(base_hidden, base_matrix, old, device)
     jobs = [(run, seed) for seed in range(plan["seeds"]) for run in suite["runs"]][index::workers]
     rows = {}
     with (out / f"{suite['base']}-runs-{index}.jsonl").open("a") as sink:
         for run, seed in jobs:
             train = torch.from_numpy(tokens[f"{run['file']}/train"].astype(np.int64))
             heldout = windows_of(
-                tokens[f"{run['file']}/heldout"], plan["seq_len"], 2 if smoke else min(32, plan["old_windows"])
+                tokens[f"{run['file']}/heldout"], plan["seq_len"], 2 if smoke else min(32, plan["old_windows"] // 2)
             )
             config = TrainConfig(
                 steps=plan["steps"],
@@ -164,8 +128,8 @@ def worker(
             result = finetune(model, train, config)
             matrix = output_matrix(model)
             hidden = final_hidden(model, old, device, plan["bf16"])
-            base_held = loss(final_hidden(base, heldout, device, plan["bf16"]), base_matrix, heldout, device)
-            trained_held = loss(final_hidden(model, heldout, device, plan["bf16"]), matrix, heldout, device)
+            base_held = matrix_loss(final_hidden(base, heldout, device, plan["bf16"]), base_matrix, heldout, device)
+            trained_held = matrix_loss(final_hidden(model, heldout, device, plan["bf16"]), matrix, heldout, device)
             delta = matrix - base_matrix
             record = {
                 "base": suite["base"],
@@ -175,9 +139,9 @@ def worker(
                 "train_tokens": run["train_tokens"],
                 "epochs": run["epochs"],
                 "base_old": base_old,
-                "total": loss(hidden, matrix, old, device) - base_old,
-                "head_only": loss(base_hidden, matrix, old, device) - base_old,
-                "body_only": loss(hidden, base_matrix, old, device) - base_old,
+                "total": matrix_loss(hidden, matrix, old, device) - base_old,
+                "head_only": matrix_loss(base_hidden, matrix, old, device) - base_old,
+                "body_only": matrix_loss(hidden, base_matrix, old, device) - base_old,
                 "learning": base_held - trained_held,
                 "final_train_loss": float(np.mean(result.losses[-10:])),
                 "seconds": result.seconds,
@@ -188,12 +152,12 @@ def worker(
             rows[f"{run['file']}/{seed}/grad_rms"] = result.head_grad_rms.astype(np.float32)
             sink.write(json.dumps(record) + "\n")
             sink.flush()
+            np.savez_compressed(out / f"{suite['base']}-rows-{index}.npz", **rows)  # kept if the run is cut short
             log(
                 f"{run['name']:>34} seed {seed}: forgot {record['total']:.3f} (head {record['head_only']:.3f}) "
                 f"learned {record['learning']:.3f} [{result.seconds:.1f}s]"
             )
             del model
-    np.savez_compressed(out / f"{suite['base']}-rows-{index}.npz", **rows)
 
 
 def main() -> int:

@@ -25,14 +25,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import forecast_suite as suites
 
 from vocabrisk.calibrate import ProbeRun, fit
-from vocabrisk.forecast import Calibration, OldText, forecast
+from vocabrisk.forecast import Calibration, forecast
 from vocabrisk.plan import TrainingPlan
 from vocabrisk.risk import assess, exposure, never_seen_share, unigram_kl
 from vocabrisk.verify.metrics import auroc, top_share
 
 RAW = suites.data.REPO / "docs" / "validity" / "v2"
 BOOTSTRAP = 2000
-OLD_TOKENS = 60_000  # old text the forecast reads: enough windows, seconds per forecast
 ABLATIONS = ("no locality", "no rise", "no step size", "never-seen for exposure", "no repetition")
 
 
@@ -78,20 +77,20 @@ class Base:
         self.suite = json.loads((folder / "suite.json").read_text())
         self.plan = plan_of(self.suite["plan"])
         self.loaded = load_model(self.suite["model"])
-        old_docs = [json.loads(line)["text"] for line in (folder / "old.jsonl").read_text().splitlines()]
-        self.old = OldText.of(list(suites.encode_each(self.loaded, old_docs)), max_tokens=OLD_TOKENS)
-        self.reference = scan([str(folder / "old.jsonl")], self.loaded, reference=None, policy=SpecialTokenPolicy())
+        old = [str(folder / "old.jsonl")]  # the forecast reads the old text as `vocabrisk scan --reference` keeps it
+        self.measured = defaultdict(list)
+        for path in sorted(RAW.glob(f"{name}-runs*.jsonl")):  # merged, or a worker's part of a cut-short run
+            for line in path.read_text().splitlines():
+                record = json.loads(line)
+                self.measured[record["run"]].append(record)
         self.profiles = {}
         for run in self.suite["runs"]:
-            path = folder / "texts" / f"{run['file']}.jsonl"
-            self.profiles[run["name"]] = scan([str(path)], self.loaded, reference=self.reference)
-        self.measured = defaultdict(list)
-        for line in (RAW / f"{name}-runs.jsonl").read_text().splitlines():
-            record = json.loads(line)
-            self.measured[record["run"]].append(record)
+            if run["name"] in self.measured:
+                path = folder / "texts" / f"{run['file']}.jsonl"
+                self.profiles[run["name"]] = scan([str(path)], self.loaded, reference=old, policy=SpecialTokenPolicy())
         self.roles = {run["name"]: run["role"] for run in self.suite["runs"]}
-        rows = RAW / f"{name}-rows.npz"
-        self.rows = np.load(rows) if rows.exists() else None
+        rows = sorted(RAW.glob(f"{name}-rows*.npz"))
+        self.rows = np.load(rows[0]) if rows else None
         log(f"{name}: {len(self.profiles)} runs scanned, {sum(map(len, self.measured.values()))} measured")
 
     def mean(self, run: str, key: str) -> float:
@@ -126,7 +125,7 @@ class Base:
             shares = np.minimum(shares, prior)
         if ablate == "no step size":
             plan = replace(plan, eps=0.0)
-        old = None if ablate == "no locality" else self.old
+        old = None if ablate == "no locality" else profile.old_text
         return forecast(
             shares, np.where(profile.coverable, rows, 0.0), prior, old, plan, profile.total_tokens, calibration
         )
@@ -301,7 +300,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description="score the forecast against the measured runs")
     parser.add_argument("--bases", nargs="*", default=list(suites.PLANS))
     args = parser.parse_args()
-    missing = [b for b in args.bases if not (RAW / f"{b}-runs.jsonl").exists() or not (suites.CACHE / b).exists()]
+    missing = [b for b in args.bases if not list(RAW.glob(f"{b}-runs*.jsonl")) or not (suites.CACHE / b).exists()]
     if missing:
         print(f"forecast score: no runs or suite for {', '.join(missing)}; run forecast_suite.py and forecast_runs.py")
         return 2

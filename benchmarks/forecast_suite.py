@@ -65,7 +65,7 @@ PLANS = {
     # The benchmark's GPT-2 keeps v1's budget, so the design runs stay comparable.
     "bench": Plan(steps=200, lr=3e-4, tokens_per_step=1024, seq_len=64, warmup_steps=20, old_windows=96, seeds=1),
     "demo": Plan(steps=150, lr=1e-3, tokens_per_step=1024, seq_len=128, warmup_steps=15, old_windows=96, seeds=1),
-    "smollm2": Plan(steps=16, lr=2e-4, tokens_per_step=1024, seq_len=256, warmup_steps=2, old_windows=16, seeds=1),
+    "smollm2": Plan(steps=8, lr=3e-4, tokens_per_step=512, seq_len=256, warmup_steps=1, old_windows=16, seeds=1),
 }
 
 SPEAKER = re.compile(r"^[A-Z][A-Za-z ]*:$", re.MULTILINE)

@@ -1,6 +1,11 @@
 """Exact-counting throughput: plain tokenizers 0.23, the 1.0 engine, datatrove and vocabrisk, side by side.
 
-    python benchmarks/throughput.py            # ~15 min on 2 cores; --help for sizes
+    python benchmarks/throughput.py            # ~25 min on 2 cores; --help for sizes
+    python benchmarks/throughput.py --whole-only   # whole processes only (bench_whole.py), ~5 min
+
+The first part times counting alone (start-up subtracted); the second whole processes,
+start-up included, on a small, a medium and a large corpus, and the fixed cost alone with a
+cold and a warm cache (`bench_whole.py`).
 
 tokenizers 0.23 and 1.0 cannot share an environment (transformers pins <0.24, and one
 package name holds one version), so the first run creates two git-ignored venvs,
@@ -21,6 +26,7 @@ import tempfile
 from pathlib import Path
 
 from bench_inputs import write_checkpoint, write_corpus
+from bench_whole import whole_process
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data"
@@ -31,6 +37,7 @@ VENVS = {
     "1.0": ["tokenizers==1.0.0rc3"],
 }
 COMMON = ["numpy", "safetensors", "pyarrow", "zstandard", "huggingface_hub", "rich", "click"]
+BIG_TOKENIZER = Path(__file__).with_name(".cache") / "bpe-150k"  # git-ignored; built once by bench_tokenizer.py
 
 
 def venv_python(engine: str) -> Path:
@@ -43,6 +50,14 @@ def venv_python(engine: str) -> Path:
         subprocess.run([*pip, *COMMON, *VENVS[engine]], check=True)
         subprocess.run([*pip, "--no-deps", "-e", str(REPO)], check=True)
     return python
+
+
+def big_tokenizer() -> Path:
+    """The 150k-token stand-in for an olmo2/Qwen-class tokenizer (see bench_tokenizer.py), trained on first use."""
+    if not (BIG_TOKENIZER / "tokenizer.json").exists():
+        script = Path(__file__).with_name("bench_tokenizer.py")
+        subprocess.run([str(venv_python("0.23")), str(script), str(SHARED), str(BIG_TOKENIZER)], check=True)
+    return BIG_TOKENIZER
 
 
 def measure(engine: str, mode: str, path: Path, tokenizer: str = "", cores: int = 0) -> dict:
@@ -110,13 +125,29 @@ def main() -> None:
     parser.add_argument("--mb", type=int, default=100, help="size of the corpus for the 1.0 engine (MB of text)")
     parser.add_argument("--slow-mb", type=int, default=10, help="size of the corpus for 0.23 (MB); 0 skips 0.23")
     parser.add_argument("--big-mb", type=int, default=1000, help="size of the flat-memory corpus (MB); 0 skips")
+    parser.add_argument("--whole-only", action="store_true", help="only the whole-process timings")
+    parser.add_argument("--small-mb", type=int, default=1, help="whole process: small corpus (MB)")
+    parser.add_argument("--medium-mb", type=int, default=60, help="whole process: medium corpus (MB), also on 0.23")
+    parser.add_argument("--large-mb", type=int, default=300, help="whole process: large corpus (MB), 1.0 only; 0 skips")
+    parser.add_argument("--repeats", type=int, default=5, help="whole process: rounds of fixed-cost runs")
     args = parser.parse_args()
+    print(f"{os.cpu_count()} cores, load average before: {os.getloadavg()[0]:.2f}")
+    sizes = {"small": args.small_mb, "medium": args.medium_mb, "large": args.large_mb}
+    whole_process(
+        SHARED,
+        {engine: venv_python(engine) for engine in VENVS},
+        {"gpt2": SHARED / "tokenizers" / "gpt2", "bpe-150k": big_tokenizer()},
+        {label: mb for label, mb in sizes.items() if mb},
+        {"small", "medium"},
+        args.repeats,
+    )
+    if args.whole_only:
+        return
     with tempfile.TemporaryDirectory(prefix="vocabrisk-bench-") as tmp:
         work = Path(tmp)
         corpus = work / "corpus.jsonl"
         write_corpus(SHARED, corpus, args.mb)
         (work / "tiny.jsonl").write_text(json.dumps({"text": "One document."}) + "\n")
-        print(f"{os.cpu_count()} cores, load average before: {os.getloadavg()[0]:.2f}")
         read = measure("1.0", "read", corpus)
         print(
             f"reading + JSON parsing alone ({args.mb} MB JSONL): {mb_s(read):.0f} MB/s ({mb_s(read, True):.0f} whole)"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -16,3 +17,11 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip("../shared/data is not present in this checkout")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session", autouse=True)
+def cache_folder(tmp_path_factory) -> Path:
+    """The suite caches vocabulary facts in a folder of its own, not in the user's ~/.cache."""
+    folder = tmp_path_factory.mktemp("xdg-cache")
+    os.environ["XDG_CACHE_HOME"] = str(folder)
+    return folder

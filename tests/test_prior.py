@@ -11,7 +11,7 @@ import pytest
 from safetensors.numpy import save_file
 
 from vocabrisk import TrainingPlan, scan
-from vocabrisk.model import locate_head, resolve_model
+from vocabrisk.model import load_vocabulary, locate_head, resolve_model
 from vocabrisk.prior import head_prior, tokenizer_prior
 from vocabrisk.risk import assess
 from vocabrisk.scan import load_model
@@ -79,7 +79,7 @@ def test_without_weights_the_tokenizer_gives_the_prior(shared_data):
 
 @pytest.mark.parametrize("name", ["gpt2", "llama2", "bert-base-uncased", "pegasus"])
 def test_tokenizer_prior_favours_common_english_over_rare_pieces(shared_data, name):
-    vocab = load_model(str(shared_data / "tokenizers" / name)).vocab
+    vocab = load_vocabulary(shared_data / "tokenizers" / name / "tokenizer.json")
     prior = tokenizer_prior(vocab)
     common = [i for i in (vocab.id_of(p) for p in ("the", "Ġthe", "▁the")) if i is not None]
     assert common and prior[common[0]] > np.median(prior[prior > 0]) * 10

@@ -159,12 +159,12 @@ def test_out_folder_that_is_not_a_profile_is_never_overwritten(tmp_path):
 
 
 def test_failed_save_leaves_no_half_written_profile(sample_profile, tmp_path, monkeypatch):
-    import vocabrisk.profile as profile_module
+    import pyarrow.parquet as pq
 
     def broken(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr(profile_module.pq, "write_table", broken)
+    monkeypatch.setattr(pq, "write_table", broken)
     with pytest.raises(OSError):
         sample_profile.save(tmp_path / "out")
     assert list(tmp_path.iterdir()) == []

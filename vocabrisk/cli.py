@@ -321,7 +321,13 @@ def diff_command(old, new, plan_flags, output_format):
 @corpus_options
 @engine_options
 @plan_options
-@click.option("--max-risk", type=click.FloatRange(0.0, 1.0), help="Fail when the corpus risk is above this.")
+@click.option(
+    "--max-forgetting",
+    type=click.FloatRange(min=0.0),
+    metavar="NATS",
+    help="Fail when the forecast forgetting (rise of loss on the base model's own text) is above NATS.",
+)
+@click.option("--max-risk", type=click.FloatRange(0.0, 1.0), help="Fail when the starved-usage risk is above this.")
 @click.option(
     "--max-starved-share",
     type=click.FloatRange(0.0, 1.0),
@@ -377,7 +383,7 @@ def diff_command(old, new, plan_flags, output_format):
 )
 @click.pass_context
 @_report_errors
-def gate_command(ctx, inputs, plan_flags, max_risk, max_starved_share, group_limits, baseline,
+def gate_command(ctx, inputs, plan_flags, max_forgetting, max_risk, max_starved_share, group_limits, baseline,
                  max_risk_increase, max_skipped_share, config_file, out, force, output_format, reports,
                  **options):  # fmt: skip
     """Fail a data pipeline whose corpus would make MODEL forget too much. Exit 0 pass, 1 breach, 2 error.
@@ -397,6 +403,7 @@ def gate_command(ctx, inputs, plan_flags, max_risk, max_starved_share, group_lim
     options["model"] = flag_or_config("model", options["model"], config.model)
     thresholds = Thresholds(
         max_risk=flag_or_config("max_risk", max_risk, config.max_risk),
+        max_forgetting=flag_or_config("max_forgetting", max_forgetting, config.max_forgetting),
         max_starved_share=flag_or_config("max_starved_share", max_starved_share, config.max_starved_share),
         max_group_risk={**config.max_group_risk, **dict(_key_value(g, "--max-group-risk") for g in group_limits)},
         max_risk_increase=flag_or_config("max_risk_increase", max_risk_increase, config.max_risk_increase) or 0.0,

@@ -43,7 +43,7 @@ CONFIG_FILE = "vocabrisk.toml"
 PYPROJECT = "pyproject.toml"
 
 _SHARES = ("max-risk", "max-starved-share", "max-risk-increase", "max-skipped-share")
-_KEYS = frozenset({*_SHARES, "model", "baseline", "max-group-risk"})
+_KEYS = frozenset({*_SHARES, "model", "baseline", "max-group-risk", "max-forgetting"})
 _MOVED_TO_PLAN = frozenset({"tokens-per-step", "steps", "beta2"})
 
 
@@ -62,6 +62,7 @@ class GateConfig:
     path: Path | None = None
     model: str | None = None
     max_risk: float | None = None
+    max_forgetting: float | None = None
     max_starved_share: float | None = None
     max_group_risk: dict[str, float] = field(default_factory=dict)
     baseline: Path | None = None
@@ -123,6 +124,9 @@ def _parse(path: Path, where: str, gate: dict) -> GateConfig:
     for key in ("model", "baseline"):
         if key in gate and not isinstance(gate[key], str):
             raise fail(f"{key} = {gate[key]!r} is not a string", hint='quote it: key = "value"')
+    forgetting = gate.get("max-forgetting")
+    if forgetting is not None and not (isinstance(forgetting, int | float) and forgetting >= 0):
+        raise fail(f"max-forgetting = {forgetting!r} is not a number of nats, 0 or more", hint="e.g. 0.05")
     groups = gate.get("max-group-risk", {})
     if not isinstance(groups, dict) or not all(_is_share(v) for v in groups.values()):
         raise fail("max-group-risk must map group names to numbers from 0 to 1", hint='{ Hangul = 0.02, "*" = 0.1 }')
@@ -131,6 +135,7 @@ def _parse(path: Path, where: str, gate: dict) -> GateConfig:
         path=path,
         model=gate.get("model"),
         max_risk=gate.get("max-risk"),
+        max_forgetting=gate.get("max-forgetting"),
         max_starved_share=gate.get("max-starved-share"),
         max_group_risk={str(k): float(v) for k, v in groups.items()},
         baseline=(path.parent / baseline) if baseline else None,

@@ -45,7 +45,7 @@ import numpy as np
 from vocabrisk._version import __version__
 
 CONTEXT_RADIUS = 32  # tokens either side: about a paragraph
-OLD_TEXT_TOKENS = 60_000  # old text kept in a profile: thousands of contexts, a forecast in about a second
+OLD_TEXT_TOKENS = 20_000  # old text kept in a profile: hundreds of paragraphs, a forecast in a fraction of a second
 DEFAULT_KAPPA = 20.0  # logit change per unit of summed learning rate; see docs/VALIDITY.md
 DEFAULT_HEAD_GAIN = 1.0
 DEFAULT_BODY_GAIN = 1.0
@@ -170,6 +170,7 @@ class Forecast:
     lr_sum: float
     shift: np.ndarray  # z_j: predicted change of each row's logit on old contexts
     calibration: Calibration
+    old_text: bool  # whether contexts came from old text (else the global prior stood in)
 
     def to_dict(self) -> dict:
         return {
@@ -178,6 +179,8 @@ class Forecast:
             "band": [self.low, self.high],
             "epochs": self.epochs,
             "calibration": self.calibration.source,
+            "constants": {k: getattr(self.calibration, k) for k in ("kappa", "head_gain", "body_gain")},
+            "old_text": self.old_text,
             "meaning": "forecast rise of mean next-token loss on the base model's own text, in nats",
         }
 
@@ -248,4 +251,5 @@ def forecast(
         lr_sum=lr_sum,
         shift=shift,
         calibration=calibration,
+        old_text=old is not None and len(old.ids) > 0,
     )

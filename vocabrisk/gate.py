@@ -35,6 +35,7 @@ class Thresholds:
     """Limits a profile must keep; None means no limit. Risks and shares are in [0, 1]."""
 
     max_risk: float | None = None
+    max_forgetting: float | None = None  # nats: the forecast's total, on the base model's own text
     max_starved_share: float | None = None
     max_group_risk: dict[str, float] = field(default_factory=dict)  # group (or "*") → limit
     max_risk_increase: float = 0.0  # over the baseline's risk, when there is a baseline
@@ -42,14 +43,19 @@ class Thresholds:
 
     @property
     def absolute(self) -> bool:
-        return self.max_risk is not None or self.max_starved_share is not None or bool(self.max_group_risk)
+        return (
+            self.max_risk is not None
+            or self.max_forgetting is not None
+            or self.max_starved_share is not None
+            or bool(self.max_group_risk)
+        )
 
 
 @dataclass(frozen=True)
 class Check:
     """One limit held against one measured value."""
 
-    rule: str  # max-risk, max-starved-share, max-group-risk, max-risk-increase
+    rule: str  # max-risk, max-forgetting, max-starved-share, max-group-risk, max-risk-increase
     subject: str  # what was measured, e.g. "corpus risk" or "Hangul risk"
     value: float
     limit: float
@@ -165,6 +171,18 @@ def _absolute_checks(summary: Summary, thresholds: Thresholds) -> list[Check]:
     if thresholds.max_risk is not None:
         checks.append(
             Check("max-risk", "corpus risk", data["risk"]["score"], thresholds.max_risk, f"band {data['risk']['band']}")
+        )
+    if thresholds.max_forgetting is not None:
+        forecast = data["forecast"]
+        low, high = forecast["band"]
+        checks.append(
+            Check(
+                "max-forgetting",
+                "forecast forgetting (nats)",
+                forecast["total_nats"],
+                thresholds.max_forgetting,
+                f"band {low:.3f}–{high:.3f}, {forecast['calibration']} constants, {forecast['epochs']:.1f} epochs",
+            )
         )
     if thresholds.max_starved_share is not None:
         rows = data["coverable_rows"]

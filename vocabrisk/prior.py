@@ -38,9 +38,7 @@ def tokenizer_prior(vocab: Vocabulary) -> np.ndarray:
     else:
         ranks = _frequency_ranks(vocab)
         weights = 1.0 / (ranks + ZIPF_OFFSET)
-    for token_id in range(size):
-        if token_id in vocab.special_ids or vocab.is_reserved(token_id):
-            weights[token_id] = 0.0
+    weights[vocab.special_mask | vocab.reserved_mask] = 0.0
     total = weights.sum()
     return weights / total if total > 0 else np.full(size, 1.0 / max(size, 1))
 
@@ -48,22 +46,17 @@ def tokenizer_prior(vocab: Vocabulary) -> np.ndarray:
 def _frequency_ranks(vocab: Vocabulary) -> np.ndarray:
     """Estimated frequency rank of every token id (0 = most frequent)."""
     if vocab.merge_ranks is None:  # id order, skipping the ids no text maps to
-        kept = np.array([not (vocab.is_reserved(i) or i in vocab.special_ids) for i in range(vocab.size)])
+        kept = ~(vocab.reserved_mask | vocab.special_mask)
         return np.cumsum(kept).astype(np.float64) - 1
-    ranks = np.zeros(vocab.size)
     # Alphabet tokens (no merge makes them): printable ASCII is as common as the first
     # merges; other single bytes or characters sit in the middle of the ranking.
+    ranks = np.full(vocab.size, float(len(vocab.merge_ranks)) / 2)
+    ascii_chars = [i for i, raw in enumerate(vocab.surfaces) if raw and len(raw) == 1 and 0x20 <= raw[0] < 0x7F]
+    ranks[ascii_chars] = 0.0
     # Byte-fallback pieces (`<0x41>`) stand in only for characters the vocabulary lacks: last.
-    middle = float(len(vocab.merge_ranks)) / 2
-    for token_id in range(vocab.size):
-        if token_id in vocab.merge_ranks:
-            ranks[token_id] = vocab.merge_ranks[token_id]
-            continue
-        if vocab.is_byte_fallback(token_id):
-            ranks[token_id] = float(len(vocab.merge_ranks))
-            continue
-        raw = vocab.surface(token_id)
-        ranks[token_id] = 0.0 if raw is not None and len(raw) == 1 and 0x20 <= raw[0] < 0x7F else middle
+    ranks[vocab.byte_fallback_mask] = float(len(vocab.merge_ranks))
+    merged = np.fromiter(vocab.merge_ranks.keys(), dtype=np.int64, count=len(vocab.merge_ranks))
+    ranks[merged] = np.fromiter(vocab.merge_ranks.values(), dtype=np.float64, count=len(vocab.merge_ranks))
     return ranks
 
 

@@ -7,7 +7,7 @@ folder that loads back without rescanning:
   `reference_count`: the reference corpus's counts where the prior came from one);
 - `profile.json`: everything needed to reproduce and compare it (tokenizer fingerprint,
   model and head, counting policy, read options, sources, skips, tool version);
-- `old_text.npz`, where the prior came from text: the token ids of up to 60k tokens of that
+- `old_text.npz`, where the prior came from text: the token ids of up to 20k tokens of that
   text, document by document, which the forecast reads contexts from (`vocabrisk.forecast`).
 
 Profiles of the same tokenizer and policy add, which is how shards and workers merge.
@@ -23,8 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from vocabrisk._version import __version__
 from vocabrisk.corpus.datatypes import SkipTally
@@ -178,6 +176,9 @@ class Profile:
         staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
         try:
             staging.chmod(umask_mode(0o777))  # mkdtemp makes it private; the profile is not
+            import pyarrow as pa  # here, not at import: commands that save no profile start faster
+            import pyarrow.parquet as pq
+
             table = pa.table(
                 {
                     "token_id": pa.array(np.arange(self.vocab_size), pa.int64()),
@@ -213,9 +214,23 @@ class Profile:
                 f"{folder}: not a vocabrisk profile (needs {PROFILE_JSON} and {TOKENS_PARQUET})",
                 hint="create one with `vocabrisk scan CORPUS --model MODEL --out DIR`",
             )
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
         try:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
-            table = pq.read_table(table_path).to_pydict()
+            table = pq.read_table(table_path)
+            column = {name: table.column(name) for name in table.column_names}
+            counts = column["count"].to_numpy().astype(np.int64)
+            references = column["reference_count"]
+            reference_counts = None if references.null_count == len(references) else references.to_numpy()
+            arrays = {  # column by column, without a Python object per number
+                "tokens": column["token"].to_pylist(),
+                "groups": column["group"].to_numpy(zero_copy_only=False).astype(object),
+                "special": column["special"].to_numpy(zero_copy_only=False).astype(bool),
+                "prior": column["prior"].to_numpy().astype(np.float64),
+                "reference_counts": None if reference_counts is None else reference_counts.astype(np.int64),
+            }
             old_text = None
             if (folder / OLD_TEXT_NPZ).exists():
                 with np.load(folder / OLD_TEXT_NPZ) as saved:
@@ -227,17 +242,10 @@ class Profile:
                 f"{folder}: profile format {meta.get('format_version')} is not {FORMAT_VERSION}",
                 hint="rescan with this version of vocabrisk",
             )
-        counts = np.asarray(table["count"], dtype=np.int64)
         return cls(
             counts=TokenCounts(counts, documents=meta["documents"], text_bytes=meta["text_bytes"]),
-            tokens=list(table["token"]),
-            groups=np.asarray(table["group"], dtype=object),
-            special=np.asarray(table["special"], dtype=bool),
-            prior=np.asarray(table["prior"], dtype=np.float64),
+            **arrays,
             prior_source=meta["prior_source"],
-            reference_counts=None
-            if table["reference_count"][0] is None
-            else np.asarray(table["reference_count"], dtype=np.int64),
             tokenizer=meta["tokenizer"],
             model=meta["model"],
             policy=meta["policy"],

@@ -10,7 +10,7 @@ each shard's counts are saved as they arrive, and a killed scan resumes where it
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -23,14 +23,13 @@ from vocabrisk.counting import SpecialTokenPolicy, TokenCounter
 from vocabrisk.counting.engine import engine_name
 from vocabrisk.engines.shards import describe, strict_error
 from vocabrisk.errors import InputError, ModelError, ProfileError
+from vocabrisk.facts import VocabularyFacts, load_facts
 from vocabrisk.forecast import OLD_TEXT_TOKENS, OldText
-from vocabrisk.groups import token_groups
-from vocabrisk.model import HeadInfo, Vocabulary, load_vocabulary, locate_head, resolve_model
+from vocabrisk.model import HeadInfo, locate_head, resolve_model
 from vocabrisk.model.head import is_encoder
 from vocabrisk.model.resolve import ModelFiles
-from vocabrisk.prior import counts_prior, head_prior, tokenizer_prior
+from vocabrisk.prior import counts_prior, head_prior
 from vocabrisk.profile import MAX_SKIP_EXAMPLES, Profile
-from vocabrisk.self_samples import SamplingPlan, self_sample_counts
 
 AUTO = "auto"
 BUNDLED_REFERENCE = "reference.txt.gz"
@@ -51,9 +50,12 @@ class LoadedModel:
     """A resolved model: its files, vocabulary and (when it has weights) head location."""
 
     files: ModelFiles
-    vocab: Vocabulary
+    vocab: VocabularyFacts
     head: dict | None
     head_note: str | None
+    # Priors made for this model in this process, so that `rank` reads the head or counts the
+    # reference once, not once per candidate. Keyed by what decides them (`_base_usage`).
+    priors: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def start_id(self) -> int:
@@ -91,7 +93,7 @@ class LoadedModel:
 
 def load_model(name: str) -> LoadedModel:
     files = resolve_model(name)
-    vocab = load_vocabulary(files.tokenizer_json)
+    vocab = load_facts(files.tokenizer_json)
     head, note = locate_head(files)
     return LoadedModel(files, vocab, head.to_dict() if head else None, note)
 
@@ -174,13 +176,11 @@ def scan(
         )
     vocab = loaded.vocab
     base, prior_source, reference_counts, old_text = _base_usage(loaded, reference, prior, policy, engine)
-    special = np.zeros(vocab.size, dtype=bool)
-    special[list(vocab.special_ids)] = True
     return Profile(
         counts=merged.counts,
-        tokens=[vocab.readable(i) for i in range(vocab.size)],
-        groups=token_groups(vocab),
-        special=special,
+        tokens=list(vocab.readable),
+        groups=vocab.groups,
+        special=vocab.special_mask,
         prior=base,
         prior_source=prior_source,
         reference_counts=reference_counts,
@@ -236,13 +236,27 @@ def _base_usage(
 ) -> tuple[np.ndarray, str, np.ndarray | None, OldText | None]:
     """The prior, where it came from, the counts behind it and a sample of its ids if it came from text.
 
-    See `vocabrisk.prior`; the sample is the old text the forecast reads contexts from.
+    See `vocabrisk.prior`; the sample is the old text the forecast reads contexts from. Made once per
+    model and choice in a process (a given `Profile` is used as it is).
     """
+    if isinstance(reference, Profile):
+        return _make_base_usage(loaded, reference, prior, policy, engine)
+    key = (prior, reference if reference in (AUTO, None) or isinstance(reference, str) else tuple(reference), policy)
+    if key not in loaded.priors:
+        loaded.priors[key] = _make_base_usage(loaded, reference, prior, policy, engine)
+    return loaded.priors[key]
+
+
+def _make_base_usage(
+    loaded: LoadedModel, reference, prior: str, policy: SpecialTokenPolicy, engine: engines.Engine
+) -> tuple[np.ndarray, str, np.ndarray | None, OldText | None]:
     if prior not in PRIORS:
         raise ValueError(f"prior must be one of {', '.join(PRIORS)}, not {prior!r}")
     if prior != AUTO and reference not in (AUTO, None):
         raise InputError("--reference and --prior both choose the prior", hint="give one of them")
     if prior == "self-samples":
+        from vocabrisk.self_samples import SamplingPlan, self_sample_counts
+
         plan = SamplingPlan()
         counts = self_sample_counts(loaded.files, loaded.vocab.size, loaded.start_id, plan)
         return counts_prior(counts), f"self-generated: {plan.samples} samples of {plan.length} tokens", counts, None
@@ -257,7 +271,7 @@ def _base_usage(
     if reference is None and loaded.head is not None and prior != "tokenizer":
         return *head_prior(HeadInfo(**loaded.head), loaded.vocab.size), None, None
     if reference is None:
-        return tokenizer_prior(loaded.vocab), "tokenizer", None, None
+        return loaded.vocab.tokenizer_prior, "tokenizer", None, None
     old_text = None
     if not isinstance(reference, Profile):
         old_text = read_old_text(reference, loaded, policy)

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import csv
+import importlib
 import lzma
+import sys
 import zlib
 from collections.abc import Callable, Iterator
 
-import pyarrow as pa
 import zstandard
 
-from vocabrisk.corpus.columnar import read_arrow, read_hf_dataset, read_parquet
 from vocabrisk.corpus.compression import open_stream
 from vocabrisk.corpus.datatypes import Document, ReadOptions, Skipped, Source
 from vocabrisk.corpus.delimited import read_delimited
@@ -27,10 +27,21 @@ _STREAM_READERS = {
     "csv": read_delimited,
     "tsv": read_delimited,
 }
+
+
+def _columnar(name: str) -> Callable[..., Iterator[Document | Skipped]]:
+    """A reader of `vocabrisk.corpus.columnar`, which imports pyarrow only when such a file is read."""
+
+    def read(*args) -> Iterator[Document | Skipped]:
+        return getattr(importlib.import_module("vocabrisk.corpus.columnar"), name)(*args)
+
+    return read
+
+
 _FILE_READERS = {
-    "parquet": read_parquet,
-    "arrow": read_arrow,
-    "hf_dataset": read_hf_dataset,
+    "parquet": _columnar("read_parquet"),
+    "arrow": _columnar("read_arrow"),
+    "hf_dataset": _columnar("read_hf_dataset"),
     "hf_stream": read_hf_stream,
 }
 # Failures of the data rather than of this code: each ends the source with a Skipped.
@@ -40,10 +51,15 @@ _READ_ERRORS = (
     zlib.error,
     lzma.LZMAError,
     zstandard.ZstdError,
-    pa.ArrowException,
     csv.Error,
     TooLarge,
 )
+
+
+def _is_arrow_error(exc: BaseException) -> bool:
+    """Where pyarrow was never imported (no Parquet or Arrow file read), no Arrow error was raised."""
+    pa = sys.modules.get("pyarrow")
+    return pa is not None and isinstance(exc, pa.ArrowException)
 
 
 def read_source(
@@ -65,7 +81,9 @@ def read_source(
         else:
             with open_stream(source, tally) as (stream, compression):
                 yield from _STREAM_READERS[source.format](stream, source, options, position)
-    except _READ_ERRORS as exc:
+    except Exception as exc:
+        if not isinstance(exc, _READ_ERRORS) and not _is_arrow_error(exc):
+            raise
         reason = f"{_describe(exc, source.format, compression)}; {position.counted()}"
         rest = None if source.size is None else max(source.size - tally.total, 0)
         yield Skipped(source.path, position.locator(), f"{reason}; {_remedy(exc, compression)}", rest)
@@ -78,7 +96,7 @@ def _describe(exc: BaseException, fmt: str, compression: str | None) -> str:
         return "cannot open: permission denied"
     if isinstance(exc, EOFError):
         return f"truncated {compression} stream: {exc}" if compression else f"unexpected end of file: {exc}"
-    if isinstance(exc, pa.ArrowException):
+    if _is_arrow_error(exc):
         return f"not a readable {fmt} file: {exc}"
     if isinstance(exc, csv.Error):
         return f"{fmt.upper()} parse error: {exc}"
@@ -92,7 +110,7 @@ def _describe(exc: BaseException, fmt: str, compression: str | None) -> str:
 def _remedy(exc: BaseException, compression: str | None) -> str:
     if isinstance(exc, PermissionError):
         return "make the file readable or leave it out"
-    if isinstance(exc, pa.ArrowException):
+    if _is_arrow_error(exc):
         return "check the file is complete; use --input-format if its extension is wrong"
     if isinstance(exc, csv.Error):
         return "check the file's quoting"

@@ -12,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-import tokenizers
-from tokenizers import Tokenizer
 
 from vocabrisk.counting.policy import SpecialTokenPolicy
 
@@ -22,15 +20,24 @@ Encoder = Callable[[list[str]], list[np.ndarray]]
 
 def engine_name() -> str:
     """The installed engine, for reports and benchmarks."""
+    import tokenizers
+
     return f"tokenizers {tokenizers.__version__}"
 
 
 def is_fast_engine() -> bool:
+    from tokenizers import Tokenizer
+
     return not hasattr(Tokenizer, "no_truncation")
 
 
 def load_encoder(tokenizer_json: str, policy: SpecialTokenPolicy) -> Encoder:
-    """An encoder applying the policy with truncation and padding off, whatever the file says."""
+    """An encoder applying the policy with truncation and padding off, whatever the file says.
+
+    `tokenizers` is imported here, by the commands that count, not by those that only read profiles.
+    """
+    from tokenizers import Tokenizer
+
     tokenizer = Tokenizer.from_file(tokenizer_json)
     if is_fast_engine():
         kwargs = {

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from vocabrisk.engines.checkpoint import Checkpoint
 from vocabrisk.engines.local import LocalEngine
-from vocabrisk.engines.ray_engine import RayEngine
 from vocabrisk.engines.run import Engine, Merged, count_corpus
 from vocabrisk.engines.shards import ATTEMPTS, EngineError, Shard, ShardResult
 from vocabrisk.engines.work import CountJob
@@ -35,9 +34,19 @@ __all__ = [
 ]
 
 
+def __getattr__(name: str):
+    if name == "RayEngine":  # loaded on first use: only `--engine ray` needs it
+        from vocabrisk.engines.ray_engine import RayEngine
+
+        return RayEngine
+    raise AttributeError(f"module 'vocabrisk.engines' has no attribute {name!r}")
+
+
 def engine_for(name: str = "local", workers: int | None = None, address: str | None = None) -> Engine:
     """The engine the command line names: `--engine`, `--workers`, `--address`."""
     if name == "ray":
+        from vocabrisk.engines.ray_engine import RayEngine
+
         return RayEngine(address=address, workers=workers)
     if name != "local":
         raise EngineError(f"unknown engine {name!r}", hint=f"use one of: {', '.join(ENGINES)}")

@@ -6,7 +6,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from vocabrisk.engines.pool import count_in_processes
 from vocabrisk.engines.shards import ATTEMPTS, EngineError, Shard, ShardResult
 from vocabrisk.engines.work import CountJob, count_shards
 
@@ -38,4 +37,6 @@ class LocalEngine:
             raise EngineError(
                 "standard input can only be counted in this process", hint="drop --workers, or save the input to a file"
             )
+        from vocabrisk.engines.pool import count_in_processes  # multiprocessing: loaded only for workers
+
         return count_in_processes(job, shards, workers, self.attempts, progress)

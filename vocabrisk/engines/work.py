@@ -6,7 +6,6 @@ in Ray tasks on other machines. What a worker needs is one `CountJob`, sent once
 
 from __future__ import annotations
 
-import hashlib
 import os
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -19,6 +18,7 @@ from vocabrisk.counting.pieces import CannotCount, LongDocument
 from vocabrisk.engines.pipeline import Pieces, batches, in_background
 from vocabrisk.engines.shards import Shard, ShardResult, UserFailure, strict_error
 from vocabrisk.errors import VocabriskError
+from vocabrisk.model.vocabulary import read_tokenizer_file
 from vocabrisk.profile import MAX_SKIP_EXAMPLES
 
 _COUNTERS: dict[tuple, TokenCounter] = {}  # one tokenizer per process and job, however many shards
@@ -42,8 +42,8 @@ class CountJob:
 
     @classmethod
     def for_tokenizer(cls, path: Path | str, **fields) -> CountJob:
-        text = Path(path).read_text(encoding="utf-8")
-        return cls(text, hashlib.sha256(text.encode("utf-8")).hexdigest(), **fields)
+        content, digest = read_tokenizer_file(path)
+        return cls(content.decode("utf-8"), digest, **fields)
 
     def counter(self) -> TokenCounter:
         """This process's counter for the job's tokenizer, loaded once."""

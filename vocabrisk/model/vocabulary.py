@@ -2,17 +2,22 @@
 
 The `tokenizers` runtime (especially its 1.0 engine) exposes almost nothing about the
 vocabulary, so the id → piece table, the special and added tokens, the pipeline kind and
-the fingerprint come straight from the file that defines them.
+the fingerprint come straight from the file that defines them. What each token stands for
+(its bytes, text, display form; whether it is special, reserved or a byte piece) is worked
+out for the whole vocabulary at once, and cached per tokenizer by `vocabrisk.facts`.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+
+import numpy as np
 
 from vocabrisk.errors import ModelError
 
@@ -37,7 +42,10 @@ def _bytes_to_unicode() -> dict[str, int]:
     return {chr(c): b for b, c in zip(printable, chars, strict=True)}
 
 
-_BYTE_LEVEL_DECODE = _bytes_to_unicode()
+# Characters of GPT-2's table → their byte as a latin-1 character; the other characters below
+# 256 → one latin-1 cannot encode, so that a piece with a character outside the table fails to encode.
+_BYTE_LEVEL_TABLE = {ord(c): chr(b) for c, b in _bytes_to_unicode().items()}
+_BYTE_LEVEL_TABLE.update({o: "\u0100" for o in range(256) if o not in _BYTE_LEVEL_TABLE})
 
 
 def _contains_type(node: object, type_name: str) -> bool:
@@ -96,59 +104,105 @@ class Vocabulary:
         except ValueError:
             return None
 
-    def is_reserved(self, token_id: int) -> bool:
-        """Ids no text maps to: holes in the id range and placeholders such as BERT's `[unused7]`
-        (or `[PRON]`: a bracketed name in the vocabulary that is not an added token, which no text
-        can produce, since the pre-tokenizer splits brackets off)."""
-        piece = self.pieces[token_id]
-        if piece is None or _RESERVED_PIECE.match(piece) is not None:
-            return True
-        return _PLACEHOLDER.match(piece) is not None and token_id not in self.added_ids
+    def _mask(self, ids) -> np.ndarray:
+        mask = np.zeros(self.size, dtype=bool)
+        mask[list(ids)] = True
+        return mask
 
-    def is_byte_fallback(self, token_id: int) -> bool:
-        """Whether the token is a SentencePiece byte-fallback piece such as `<0xE3>`."""
-        piece = self.pieces[token_id]
-        return not self.byte_level and piece is not None and _BYTE_FALLBACK.match(piece) is not None
+    @cached_property
+    def special_mask(self) -> np.ndarray:
+        return self._mask(self.special_ids)
 
-    def surface(self, token_id: int) -> bytes | None:
-        """The bytes a token stands for in text, or None for special tokens and holes.
+    @cached_property
+    def added_mask(self) -> np.ndarray:
+        return self._mask(self.added_ids)
+
+    @cached_property
+    def reserved_mask(self) -> np.ndarray:
+        """Ids no text maps to: holes in the id range, placeholders such as BERT's `[unused7]`, and
+        bracketed names such as `[PRON]` that are not added tokens (no text can produce them, since
+        the pre-tokenizer splits brackets off)."""
+        added = self.added_ids
+        return self._mask(
+            i
+            for i, p in enumerate(self.pieces)
+            if p is None
+            or (p[:1] in ("[", "<") and (_RESERVED_PIECE.match(p) or (_PLACEHOLDER.match(p) and i not in added)))
+        )
+
+    @cached_property
+    def byte_fallback_mask(self) -> np.ndarray:
+        """SentencePiece byte-fallback pieces such as `<0xE3>`."""
+        if self.byte_level:
+            return np.zeros(self.size, dtype=bool)
+        return self._mask(i for i, p in enumerate(self.pieces) if p and p[:3] == "<0x" and _BYTE_FALLBACK.match(p))
+
+    @cached_property
+    def surfaces(self) -> tuple[bytes | None, ...]:
+        """The bytes each token stands for in text, or None for special tokens and holes.
 
         Byte-level pieces are mapped back through GPT-2's byte table, byte-fallback pieces
         (`<0xE3>`) become their byte, and the metaspace character becomes a space, so
         that tokens of every tokenizer can be grouped by the script of their text.
         """
-        piece = self.pieces[token_id]
+        return tuple(self._surface(i, p) for i, p in enumerate(self.pieces))
+
+    def _surface(self, token_id: int, piece: str | None) -> bytes | None:
         if piece is None or token_id in self.special_ids:
             return None
         if token_id in self.added_ids:
             return piece.encode("utf-8")
         if self.byte_level:
-            try:
-                return bytes(_BYTE_LEVEL_DECODE[c] for c in piece)
-            except KeyError:
+            try:  # every character in GPT-2's table becomes its byte; any other makes this fail
+                return piece.translate(_BYTE_LEVEL_TABLE).encode("latin-1")
+            except UnicodeEncodeError:
                 return piece.encode("utf-8")
-        match = _BYTE_FALLBACK.match(piece)
-        if match:
-            return bytes([int(match.group(1), 16)])
+        if piece.startswith("<0x"):
+            match = _BYTE_FALLBACK.match(piece)
+            if match:
+                return bytes([int(match.group(1), 16)])
         if self.continuing_prefix and piece.startswith(self.continuing_prefix) and piece != self.continuing_prefix:
             piece = piece[len(self.continuing_prefix) :]
         if self.metaspace:
             piece = piece.replace(self.metaspace, " ")
         return piece.encode("utf-8")
 
-    def readable(self, token_id: int) -> str:
-        """A short display form: special tokens as is, text with visible whitespace."""
-        piece = self.pieces[token_id]
-        if piece is None:
-            return f"<unused {token_id}>"
-        raw = self.surface(token_id)
-        if raw is None:
-            return piece
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            return "<bytes " + raw.hex(" ") + ">"
-        return "".join(_VISIBLE.get(c) or (c if c.isprintable() else f"\\x{ord(c):02x}") for c in text)
+    @cached_property
+    def texts(self) -> tuple[str | None, ...]:
+        """Each token's surface as text; None for special tokens, holes, and bytes that are no whole
+        UTF-8 character (a byte piece such as `<0xE3>`, or a byte-level piece cut mid-character)."""
+        return tuple(_utf8_or_none(raw) for raw in self.surfaces)
+
+    @cached_property
+    def readables(self) -> tuple[str, ...]:
+        """A short display form of every token: special tokens as is, text with visible whitespace."""
+        visible = _visible_table(set("".join(t for t in self.texts if t)))
+        rows = zip(self.pieces, self.surfaces, self.texts, strict=True)
+        return tuple(_readable(token_id, *row, visible) for token_id, row in enumerate(rows))
+
+
+def _readable(token_id: int, piece: str | None, raw: bytes | None, text: str | None, visible: dict) -> str:
+    if piece is None:
+        return f"<unused {token_id}>"
+    if raw is None:
+        return piece
+    if text is None:
+        return "<bytes " + raw.hex(" ") + ">"
+    return text.translate(visible)
+
+
+def _utf8_or_none(raw: bytes | None) -> str | None:
+    if raw is None:
+        return None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _visible_table(chars: set[str]) -> dict[int, str]:
+    """`str.translate` table showing whitespace and escaping what cannot be printed, for `chars`."""
+    return {ord(c): _VISIBLE.get(c) or f"\\x{ord(c):02x}" for c in chars if c in _VISIBLE or not c.isprintable()}
 
 
 def _fingerprint(spec: dict) -> str:
@@ -179,10 +233,25 @@ def _merge_ranks(model: dict, piece_to_id: dict[str, int]) -> dict[int, int]:
     return ranks
 
 
-def load_vocabulary(tokenizer_json: Path) -> Vocabulary:
-    """Read a `tokenizer.json` into a `Vocabulary`; raise `ModelError` with a hint on failure."""
+def read_tokenizer_file(tokenizer_json: Path | str) -> tuple[bytes, str]:
+    """A tokenizer file's bytes and their sha256, read once per process while the file is unchanged:
+    the vocabulary facts, the count job and each `rank` candidate's scan all need them."""
+    path = Path(tokenizer_json).resolve()
+    status = path.stat()
+    return _read_file(path, status.st_mtime_ns, status.st_size)
+
+
+@functools.lru_cache(maxsize=4)
+def _read_file(path: Path, mtime_ns: int, size: int) -> tuple[bytes, str]:
+    content = path.read_bytes()
+    return content, hashlib.sha256(content).hexdigest()
+
+
+def load_vocabulary(tokenizer_json: Path, content: bytes | None = None) -> Vocabulary:
+    """Read a `tokenizer.json` (or its `content`, already read) into a `Vocabulary`; raise `ModelError`
+    with a hint on failure."""
     try:
-        spec = json.loads(tokenizer_json.read_text(encoding="utf-8"))
+        spec = json.loads(Path(tokenizer_json).read_bytes() if content is None else content)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ModelError(f"{tokenizer_json}: cannot read tokenizer file: {exc}") from exc
     model = spec.get("model") or {}
@@ -196,7 +265,7 @@ def load_vocabulary(tokenizer_json: Path) -> Vocabulary:
     for token in added:
         by_id[token.id] = token.content
     size = max(by_id) + 1 if by_id else 0
-    pieces = tuple(by_id.get(i) for i in range(size))
+    pieces = tuple([by_id.get(i) for i in range(size)])
     merge_ranks = None
     if model_type == "BPE":
         merge_ranks = _merge_ranks(model, {p: i for i, p in by_id.items()})
@@ -206,7 +275,7 @@ def load_vocabulary(tokenizer_json: Path) -> Vocabulary:
         if "▁" in text:
             metaspace = "▁"
     return Vocabulary(
-        path=tokenizer_json,
+        path=Path(tokenizer_json),
         model_type=model_type,
         pieces=pieces,
         added=added,

@@ -54,7 +54,8 @@ def render_text(data: dict, console: Console) -> None:
     print_line(Text.assemble("vocabrisk gate ", verdict, f"  {data['subject']}"))
     print_line(
         Text(
-            f"  model {s['model']} · {s['tokens']:,} tokens · risk {s['risk']['score']:.3f} ({s['risk']['band']}) · "
+            f"  model {s['model']} · {s['tokens']:,} tokens · forecast +{s['forecast']['total_nats']:.3f} nats · "
+            f"starved usage {s['risk']['score']:.3f} ({s['risk']['band']}) · "
             f"{s['starved_rows']:,} of {s['coverable_rows']:,} rows starved",
             style="dim",
         )
@@ -98,7 +99,10 @@ def to_github(data: dict) -> str:
         if not check["passed"]:
             lines.append(_workflow_command("error", {**properties, "title": f"vocabrisk {check['rule']}"}, check))
     if data["passed"]:
-        verdict = f"passed {len(data['checks'])} checks: risk {data['summary']['risk']['score']:.4f}"
+        verdict = (
+            f"passed {len(data['checks'])} checks: forecast +{data['summary']['forecast']['total_nats']:.3f} nats, "
+            f"starved usage {data['summary']['risk']['score']:.4f}"
+        )
         lines.append(_workflow_command("notice", properties, {"message": f"{data['subject']}: {verdict}"}))
     return "\n".join(lines) + "\n"
 

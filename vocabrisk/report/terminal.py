@@ -23,6 +23,17 @@ def _table(title: str, columns: list[tuple[str, str]]) -> Table:
     return table
 
 
+def forecast_text(forecast: dict) -> Text:
+    """The forecast in one line: nats of loss added on the base model's own text, its band, its basis."""
+    low, high = forecast["band"]
+    return Text.assemble(
+        (f"+{forecast['total_nats']:.3f} nats", "bold"),
+        f" (band {low:.3f}–{high:.3f}; head alone +{forecast['head_nats']:.3f})",
+        f"  ·  {forecast['calibration']} constants",
+        ("" if forecast["old_text"] else "  ·  no old text: contexts not local, wider error", "yellow"),
+    )
+
+
 def render_scan(summary: Summary, advice: Advice, console: Console) -> None:
     data = summary.to_dict()
     risk = data["risk"]
@@ -49,14 +60,15 @@ def render_scan(summary: Summary, advice: Advice, console: Console) -> None:
         f"{data['used_rows']:,} of {data['coverable_rows']:,} rows used ({data['used_share']:.1%})  ·  "
         f"{data['absent_rows']:,} never seen  ·  {data['starved_rows']:,} starved",
     )
-    context = f"prior: {risk['prior']}"
+    facts.add_row("forecast", forecast_text(data["forecast"]))
+    context = f"prior: {risk['prior']}  ·  share of the base's usage on rows the corpus starves"
     if risk["applies"]:
         risk_text = Text.assemble(
             (f"{risk['score']:.3f} ", "bold"), (risk["band"].upper(), BAND_STYLE[risk["band"]]), f"   {context}"
         )
     else:
         risk_text = Text.assemble(("not applicable", "bold"), f" ({risk['score']:.3f} if it were causal)   {context}")
-    facts.add_row("risk", risk_text)
+    facts.add_row("starved usage", risk_text)
     facts.add_row("", Text(f"{risk['meaning']}; bands {risk['bands']}; {risk['trust']}", style="dim"))
     facts.add_row("plan", describe(risk))
     for warning in data["warnings"]:
@@ -146,18 +158,21 @@ def _advice_panel(advice: Advice) -> Panel:
 
 def render_rank(rows: list[dict], risk: RiskResult, console: Console) -> None:
     table = _table(
-        "Candidates, least risky first",
-        [("#", "right"), ("candidate", "left"), ("tokens", "right"), ("skipped", "right"), ("used", "right"),
-         ("starved", "right"), ("never seen", "right"), ("unigram KL", "right"), ("risk", "right"), ("band", "left"),
-         ("epochs", "right"), ("risk sits in", "left")],
+        "Candidates, least forecast forgetting first",
+        [("#", "right"), ("candidate", "left"), ("tokens", "right"), ("skipped", "right"), ("forecast (nats)", "right"),
+         ("band", "left"), ("used", "right"), ("starved", "right"), ("never seen", "right"), ("unigram KL", "right"),
+         ("starved usage", "right"), ("level", "left"), ("epochs", "right"), ("risk sits in", "left")],
     )  # fmt: skip
     for i, row in enumerate(rows, 1):
         skipped = row["skipped"]
+        low, high = row["forecast"]["band"]
         table.add_row(
             str(i),
             row["candidate"],
             f"{row['tokens']:,}",
             Text(f"{skipped['share']:.1%}", style="yellow") if skipped["files"] or skipped["records"] else "none",
+            f"+{row['forecast']['total_nats']:.3f}",
+            f"{low:.3f}–{high:.3f}",
             f"{row['used_share']:.1%}",
             f"{row['starved_share']:.1%}",
             f"{row['baselines']['never_seen_share']:.1%}",
@@ -173,9 +188,10 @@ def render_rank(rows: list[dict], risk: RiskResult, console: Console) -> None:
             console.print(Text(f"{row['candidate']}: skipped {skipped_text(row['skipped'], example=False)}",
                                style="yellow"))  # fmt: skip
     console.print(
-        f"[dim]prior: {risk.prior_source} · plan: {describe({'plan': risk.plan.to_dict()})} · epochs: how many times "
-        "the plan goes over each candidate · used, starved and never seen are shares of the head's coverable rows · "
-        "never seen and unigram KL are naive baselines, shown for comparison[/]"
+        f"[dim]forecast: rise of mean loss on the base model's own text, in nats (docs/VALIDITY.md says how well "
+        f"it ranks) · prior: {risk.prior_source} · plan: {describe({'plan': risk.plan.to_dict()})} · epochs: how "
+        "many times the plan goes over each candidate · used, starved and never seen are shares of the head's "
+        "coverable rows · never seen and unigram KL are naive baselines[/]"
     )
     for row in rows:
         for warning in row["warnings"]:

@@ -1,0 +1,45 @@
+"""`vocabrisk calibrate` on the demo model: probe runs on CPU, constants saved and used by later scans."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from vocabrisk import scan
+from vocabrisk.cli import main
+from vocabrisk.summary import Summary
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
+
+
+def test_calibrate_fits_the_demo_model_and_later_scans_use_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    probes = [str(SAMPLES / "english-prose"), str(SAMPLES / "python-code.jsonl")]
+    args = ["calibrate", "--model", "demo", "--steps", "12", "--tokens-per-step", "512", "--seq-len", "64"]
+    args += ["--warmup-steps", "2", "--eval-windows", "8", "--format", "json"]
+    for probe in probes:
+        args += ["--probe", probe]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert len(data["runs"]) == 4  # each probe whole and as its first quarter
+    assert all(run["total"] > 0 for run in data["runs"])  # training on new text costs something on old text
+    calibration = data["calibration"]
+    assert calibration["source"] == "calibrated on 4 probe runs"
+    assert calibration["kappa"] > 0 and calibration["band"] >= 1.5
+    assert Path(data["saved"]).is_relative_to(tmp_path)
+    forecast = Summary.of(scan([str(SAMPLES / "korean-notes.txt")], "demo")).to_dict()["forecast"]
+    assert forecast["calibration"] == "calibrated on 4 probe runs"
+    assert forecast["constants"]["kappa"] == calibration["kappa"]
+
+
+def test_calibrate_without_torch_style_errors_are_actionable():
+    result = CliRunner().invoke(main, ["calibrate", "--model", "demo", "--probe", "/nonexistent"])
+    assert result.exit_code == 2
+    assert "does not exist" in result.output

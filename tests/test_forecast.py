@@ -1,0 +1,174 @@
+"""The forecast of forgetting: its invariants, its mechanism terms, calibration, and its place in profiles."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vocabrisk import scan
+from vocabrisk.calibrate import ProbeRun, fit
+from vocabrisk.compare import rank
+from vocabrisk.forecast import (
+    Calibration,
+    OldText,
+    competition,
+    forecast,
+    load_calibration,
+    push,
+    save_calibration,
+)
+from vocabrisk.plan import TrainingPlan
+from vocabrisk.profile import Profile
+from vocabrisk.risk import exposure
+from vocabrisk.summary import Summary
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLES = REPO / "sample_corpora"
+PLAN = TrainingPlan(tokens_per_step=1024, steps=100, learning_rate=1e-3, warmup_steps=10)
+
+
+def two_languages(vocab: int = 40, docs: int = 6, length: int = 200, seed: int = 0) -> OldText:
+    """Old text in two scripts that never mix: tokens 0..19 and 20..39, a document each in turn."""
+    rng = np.random.default_rng(seed)
+    half = vocab // 2
+    return OldText.of([rng.integers(0, half, length) + (half if d % 2 else 0) for d in range(docs)])
+
+
+def shares_of(tokens: list[int], vocab: int = 40) -> np.ndarray:
+    shares = np.zeros(vocab)
+    shares[tokens] = 1.0 / len(tokens)
+    return shares
+
+
+def predict(shares: np.ndarray, old: OldText | None, plan: TrainingPlan = PLAN, calibration=None, corpus=5_000):
+    prior = np.full(len(shares), 1.0 / len(shares))
+    return forecast(
+        shares, exposure(shares, plan.resolve(corpus)), prior, old, plan, corpus, calibration or Calibration()
+    )
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.floats(-20, 20), min_size=4, max_size=40), st.booleans())
+def test_competition_is_never_negative(values, with_old):
+    shift = np.array(values)
+    old = OldText.of([np.arange(len(values)), np.arange(len(values))[::-1]]) if with_old else None
+    prior = np.full(len(values), 1.0 / len(values))
+    assert competition(shift, np.ones(len(values), bool), old, prior) >= -1e-9
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.floats(-25, 25))
+def test_a_shift_shared_by_every_row_costs_nothing(value):
+    old = two_languages()
+    prior = np.full(40, 1 / 40)
+    shift = np.full(40, value)
+    assert competition(shift, np.ones(40, bool), old, prior) == pytest.approx(0.0, abs=1e-9)
+    assert competition(shift, np.ones(40, bool), None, prior) == pytest.approx(0.0, abs=1e-9)
+
+
+def test_push_is_down_for_starved_rows_and_up_for_over_fed_ones():
+    prior = np.array([0.25, 0.25, 0.25, 0.25])
+    shares = np.array([0.0, 0.25, 0.75, 0.0])
+    rows = push(shares, prior, exposure=np.array([1.0, 0.0, 0.0, 0.4]))
+    assert rows[0] == -1.0 and rows[3] == -0.4  # starved: down, by the share of steps exposed
+    assert rows[1] == 0.0  # fed as the base uses it: no net push
+    assert rows[2] == pytest.approx(0.5)  # fed three times the base's use: up
+
+
+def test_a_corpus_in_a_script_the_old_text_never_mixes_with_hurts_less_than_a_narrow_one_in_its_own():
+    old = two_languages()
+    disjoint = predict(shares_of(list(range(20, 40))), old)  # feeds every token of the second script
+    narrow = predict(shares_of([0, 1, 2]), old)  # feeds three tokens of the first
+    assert narrow.head > 5 * disjoint.head
+    assert disjoint.head < 0.05
+    # without old text (no locality) the disjoint corpus would look far worse
+    assert predict(shares_of(list(range(20, 40))), None).head > 10 * disjoint.head
+
+
+def test_more_learning_rate_forecasts_more_forgetting():
+    old, shares = two_languages(), shares_of([0, 1, 2, 3, 25])
+    low = predict(shares, old, replace(PLAN, learning_rate=1e-4)).head
+    high = predict(shares, old, replace(PLAN, learning_rate=1e-3)).head
+    assert 0 < low < high
+
+
+def test_repetition_raises_the_forecast_and_the_total_exceeds_the_head():
+    old, shares = two_languages(), shares_of([0, 1, 2, 3, 25])
+    once = predict(shares, old, corpus=PLAN.tokens_per_step * PLAN.steps)
+    often = predict(shares, old, corpus=PLAN.tokens_per_step * PLAN.steps // 20)
+    assert once.epochs == pytest.approx(1.0) and often.epochs == pytest.approx(20.0)
+    assert often.head > once.head and once.total > once.head
+
+
+def test_a_plan_in_epochs_forecasts_like_the_same_plan_in_steps():
+    old, shares, corpus = two_languages(), shares_of([0, 1, 2, 30]), 51_200
+    in_steps = predict(shares, old, replace(PLAN, steps=100), corpus=corpus)
+    in_epochs = predict(shares, old, replace(PLAN, steps=None, epochs=2.0), corpus=corpus)
+    assert in_epochs.total == pytest.approx(in_steps.total)
+
+
+def test_a_frozen_head_and_the_head_eps_mitigation_forecast_less_from_the_head():
+    old, shares = two_languages(), shares_of([0, 1, 2, 30])
+    plain = predict(shares, old).head
+    assert predict(shares, old, replace(PLAN, trains="head-frozen")).head == 0.0
+    assert predict(shares, old, replace(PLAN, head_eps=1.0)).head < 0.2 * plain
+
+
+def test_the_band_brackets_the_forecast():
+    result = predict(shares_of([0, 1, 2]), two_languages())
+    assert result.low < result.total < result.high
+    assert result.high / result.total == pytest.approx(Calibration().band)
+
+
+def test_fit_recovers_the_constants_that_made_the_probes():
+    old = two_languages()
+    truth = Calibration(kappa=50.0, head_gain=0.5, body_gain=1.0)
+    probes = []
+    for tokens, corpus in (([0, 1, 2], 2_000), ([0, 1, 2], 20_000), ([3, 4, 25, 26], 5_000), (list(range(10)), 50_000)):
+        shares = shares_of(tokens)
+        made = predict(shares, old, calibration=truth, corpus=corpus)
+
+        def kl(kappa, shares=shares, corpus=corpus):
+            bare = Calibration(kappa=kappa, head_gain=0.0, body_gain=0.0)
+            return predict(shares, old, calibration=bare, corpus=corpus).head
+
+        probes.append(ProbeRun(str(tokens), made.head, made.total, made.epochs, kl))
+    fitted = fit(probes, fingerprint="test")
+    assert fitted.kappa == pytest.approx(truth.kappa, rel=0.2)
+    assert fitted.source.startswith("calibrated")
+    for p in fitted.probes:
+        assert p["forecast_total"] == pytest.approx(p["total"], rel=0.25)
+
+
+def test_a_saved_calibration_is_found_again_under_xdg_cache_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert load_calibration("abc").source == "default"
+    path = save_calibration(Calibration(kappa=7.0, source="calibrated on 4 probe runs", fingerprint="abc"))
+    assert path.is_relative_to(tmp_path / "vocabrisk")
+    assert json.loads(path.read_text())["kappa"] == 7.0
+    assert load_calibration("abc").kappa == 7.0
+
+
+def test_a_profile_keeps_its_old_text_and_every_summary_carries_the_forecast(tmp_path):
+    profile = scan([str(SAMPLES / "korean-notes.txt")], "demo")
+    assert profile.old_text is not None and len(profile.old_text.ids) > 10_000
+    loaded = Profile.load(profile.save(tmp_path / "korean"))
+    np.testing.assert_array_equal(loaded.old_text.ids, profile.old_text.ids)
+    data = Summary.of(loaded, PLAN).to_dict()["forecast"]
+    assert data["total_nats"] > data["head_nats"] > 0
+    assert data["band"][0] < data["total_nats"] < data["band"][1]
+    assert math.isclose(data["epochs"], PLAN.tokens_per_step * PLAN.steps / profile.total_tokens)
+
+
+def test_rank_orders_candidates_by_the_forecast():
+    ranked = rank([str(SAMPLES / "korean-notes.txt"), str(SAMPLES / "english-prose"), str(SAMPLES)], "demo", PLAN)
+    totals = [r.summary.forecast.total for r in ranked]
+    assert totals == sorted(totals)
+    assert all("forecast" in r.row() for r in ranked)

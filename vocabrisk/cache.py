@@ -1,0 +1,61 @@
+"""The user's cache folder: facts that cost seconds to compute and never change for one input.
+
+Entries live under `$XDG_CACHE_HOME/vocabrisk` (default `~/.cache/vocabrisk`), one file per
+key, and each records the vocabrisk version that wrote it: a file from another version is
+a miss, recomputed and replaced. Files are written beside their final name and renamed over
+it, so a process never reads half of one, and processes writing the same entry at once each
+leave a whole file. A cache that cannot be read or written (a read-only home, a full disk)
+only costs the time to compute again: it never fails a command.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from vocabrisk._version import __version__
+
+VERSION_KEY = "__vocabrisk_version__"
+
+
+def cache_folder() -> Path:
+    """Where vocabrisk caches, honouring XDG_CACHE_HOME."""
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "vocabrisk"
+
+
+def entry_path(kind: str, key: str) -> Path:
+    return cache_folder() / kind / f"{key}.npz"
+
+
+def load_arrays(kind: str, key: str) -> dict[str, np.ndarray] | None:
+    """The arrays stored under `key` by this vocabrisk version, or None (absent, stale or unreadable)."""
+    path = entry_path(kind, key)
+    try:
+        with np.load(path, allow_pickle=False) as stored:
+            arrays = {name: stored[name] for name in stored.files}
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile):  # absent, truncated, not an npz
+        return None
+    version = arrays.pop(VERSION_KEY, None)
+    return arrays if version is not None and str(version) == __version__ else None
+
+
+def store_arrays(kind: str, key: str, arrays: dict[str, np.ndarray]) -> Path | None:
+    """Save `arrays` under `key`, atomically; None where the cache folder is not writable."""
+    path = entry_path(kind, key)
+    staging = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, staging = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp", dir=path.parent)
+        with os.fdopen(fd, "wb") as file:
+            np.savez(file, **arrays, **{VERSION_KEY: np.array(__version__)})
+        os.replace(staging, path)
+    except OSError:
+        if staging is not None:
+            Path(staging).unlink(missing_ok=True)
+        return None
+    return path

@@ -1,0 +1,160 @@
+"""What a scan needs to know about a vocabulary, computed once per tokenizer and cached.
+
+Reading a 150k-token `tokenizer.json` in Python, grouping its tokens, making their readable
+forms, the tokenizer prior and the fingerprint take a second or more; none of it depends on
+the corpus. `load_facts` keys them by a hash of the file's bytes (milliseconds to take) and
+keeps them in the user's cache folder (`vocabrisk.cache`), so that a scan, or each candidate
+of a `rank`, pays only for loading its tokenizer into the counting engine and for counting.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from vocabrisk import cache
+from vocabrisk.errors import ModelError
+from vocabrisk.groups import token_groups
+from vocabrisk.model.vocabulary import AddedToken, Vocabulary, load_vocabulary, read_tokenizer_file
+from vocabrisk.prior import tokenizer_prior
+
+CACHE_KIND = "vocabulary"
+_LOADED: dict[str, VocabularyFacts] = {}  # by file digest: one computation or cache read per process
+
+
+@dataclass(frozen=True, eq=False)
+class VocabularyFacts:
+    """The corpus-independent facts of one tokenizer, per token id where they are arrays."""
+
+    fingerprint: str  # hash of the encoding pipeline (see `vocabrisk.model.vocabulary`)
+    model_type: str
+    truncation: dict | None  # as configured in the file; counting always disables it
+    padding: dict | None
+    added: tuple[AddedToken, ...]
+    size: int
+    readable: tuple[str, ...]  # display form of each token
+    groups: np.ndarray  # group name of each token (object array of str)
+    special_mask: np.ndarray  # bool: special tokens
+    tokenizer_prior: np.ndarray  # the data-free prior from the tokenizer alone (`vocabrisk.prior`)
+    pieces_json: bytes = field(repr=False)  # the vocabulary's strings by id, decoded only if `id_of` needs them
+
+    def __post_init__(self) -> None:
+        for array in (self.groups, self.special_mask, self.tokenizer_prior):
+            array.setflags(write=False)  # shared by every profile of this tokenizer in the process
+
+    @classmethod
+    def of(cls, vocab: Vocabulary) -> VocabularyFacts:
+        return cls(
+            fingerprint=vocab.fingerprint,
+            model_type=vocab.model_type,
+            truncation=vocab.truncation,
+            padding=vocab.padding,
+            added=vocab.added,
+            size=vocab.size,
+            readable=vocab.readables,
+            groups=token_groups(vocab),
+            special_mask=vocab.special_mask,
+            tokenizer_prior=tokenizer_prior(vocab),
+            pieces_json=json.dumps(vocab.pieces, ensure_ascii=False).encode("utf-8"),
+        )
+
+    @cached_property
+    def special_ids(self) -> frozenset[int]:
+        return frozenset(t.id for t in self.added if t.special)
+
+    def id_of(self, content: str) -> int | None:
+        """The id of an added token, else of the first piece, with this exact content."""
+        for token in self.added:
+            if token.content == content:
+                return token.id
+        return self._piece_ids.get(content)
+
+    @cached_property
+    def _piece_ids(self) -> dict[str, int]:
+        ids: dict[str, int] = {}
+        for token_id, piece in enumerate(json.loads(self.pieces_json)):
+            if piece is not None:
+                ids.setdefault(piece, token_id)
+        return ids
+
+    # ---- the cache entry -------------------------------------------------------------
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        names = sorted(set(self.groups))
+        meta = {
+            "fingerprint": self.fingerprint,
+            "model_type": self.model_type,
+            "truncation": self.truncation,
+            "padding": self.padding,
+            "added": [[t.id, t.content, t.special] for t in self.added],
+            "group_names": names,
+        }
+        codes = {name: code for code, name in enumerate(names)}
+        return {
+            "meta": _json_bytes(meta),
+            "pieces": np.frombuffer(self.pieces_json, dtype=np.uint8),
+            "readable": _json_bytes(self.readable),
+            "group_codes": np.array([codes[g] for g in self.groups], dtype=np.uint16),
+            "special_mask": self.special_mask,
+            "tokenizer_prior": self.tokenizer_prior,
+        }
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> VocabularyFacts:
+        meta = json.loads(arrays["meta"].tobytes())
+        return cls(
+            fingerprint=meta["fingerprint"],
+            model_type=meta["model_type"],
+            truncation=meta["truncation"],
+            padding=meta["padding"],
+            added=tuple(AddedToken(int(i), str(content), bool(special)) for i, content, special in meta["added"]),
+            size=int(arrays["special_mask"].size),
+            readable=tuple(json.loads(arrays["readable"].tobytes())),
+            groups=np.array(meta["group_names"], dtype=object)[arrays["group_codes"]],
+            special_mask=arrays["special_mask"].astype(bool),
+            tokenizer_prior=arrays["tokenizer_prior"].astype(np.float64),
+            pieces_json=arrays["pieces"].tobytes(),
+        )
+
+    def same_as(self, other: VocabularyFacts) -> bool:
+        """Whether every fact is equal (arrays element by element)."""
+        return all(_equal(getattr(self, f.name), getattr(other, f.name)) for f in fields(self))
+
+
+def load_facts(tokenizer_json: Path | str) -> VocabularyFacts:
+    """The facts of the tokenizer in this file: from this process, the cache, or computed (and cached)."""
+    path = Path(tokenizer_json)
+    try:
+        content, key = read_tokenizer_file(path)
+    except OSError as exc:
+        raise ModelError(f"{path}: cannot read tokenizer file: {exc.strerror or exc}") from exc
+    if key not in _LOADED:
+        facts = _from_cache(key)
+        if facts is None:
+            facts = VocabularyFacts.of(load_vocabulary(path, content))
+            cache.store_arrays(CACHE_KIND, key, facts.to_arrays())
+        _LOADED[key] = facts
+    return _LOADED[key]
+
+
+def _from_cache(key: str) -> VocabularyFacts | None:
+    stored = cache.load_arrays(CACHE_KIND, key)
+    if stored is None:
+        return None
+    try:
+        return VocabularyFacts.from_arrays(stored)
+    except (KeyError, ValueError, TypeError, IndexError):  # written by a broken or foreign process
+        return None
+
+
+def _json_bytes(value: object) -> np.ndarray:
+    return np.frombuffer(json.dumps(value, ensure_ascii=False).encode("utf-8"), dtype=np.uint8)
+
+
+def _equal(a: object, b: object) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape and bool((a == b).all())
+    return a == b
