@@ -110,6 +110,8 @@ def group_of_token(vocab, token_id: int, table: dict[str, int]) -> str:
     piece = vocab.pieces[token_id]
     if piece is None or re.match(r"^\[unused\d+\]$|^<unused\d+>$", piece):
         return "unused ids"
+    if re.match(r"^\[[A-Z][A-Z_]*\]+$", piece) and token_id not in vocab.added_ids:  # BERT's [PRON]: no text makes it
+        return "unused ids"
     if token_id in vocab.special_ids:
         return "special tokens"
     if token_id in vocab.added_ids:

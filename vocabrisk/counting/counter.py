@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -30,12 +31,28 @@ class TokenCounter:
         self.eos_id = eos_id
         self.engine = engine_name()
         self._encode = load_encoder(self.tokenizer_json, policy)
-        spec = Path(self.tokenizer_json).read_text(encoding="utf-8")
-        self.cut_rule = cut_rule(spec)
-        self.matched_tokens = matched_added_tokens(spec, policy.split_special_tokens)
-        self._encode_plain = load_encoder(self.tokenizer_json, replace(policy, add_special_tokens=False))
-        specials = self._encode([""])[0] if policy.add_special_tokens else np.zeros(0, dtype=np.int64)
-        self._document_specials = np.bincount(specials.astype(np.int64), minlength=vocab_size)
+
+    # What counting long documents in pieces needs, made only when the first one arrives.
+    @cached_property
+    def _spec(self) -> str:
+        return Path(self.tokenizer_json).read_text(encoding="utf-8")
+
+    @cached_property
+    def cut_rule(self) -> str | None:
+        return cut_rule(self._spec)
+
+    @cached_property
+    def matched_tokens(self) -> tuple[str, ...]:
+        return matched_added_tokens(self._spec, self.policy.split_special_tokens)
+
+    @cached_property
+    def _encode_plain(self):
+        return load_encoder(self.tokenizer_json, replace(self.policy, add_special_tokens=False))
+
+    @cached_property
+    def _document_specials(self) -> np.ndarray:
+        specials = self._encode([""])[0] if self.policy.add_special_tokens else np.zeros(0, dtype=np.int64)
+        return np.bincount(specials.astype(np.int64), minlength=self.vocab_size)
 
     def __reduce__(self):
         # Worker processes rebuild the tokenizer from its file rather than unpickling it.
