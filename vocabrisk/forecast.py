@@ -158,6 +158,16 @@ class OldText:
             yield flat[centres[first : first + CHUNK_POSITIONS, None] + span]
 
 
+def describe_forecast(forecast: dict) -> str:
+    """A forecast (`Forecast.to_dict()`) in one line of plain text, for every report format."""
+    low, high = forecast["band"]
+    basis = f"{forecast['calibration']} constants" + ("" if forecast["old_text"] else ", no old text (not local)")
+    return (
+        f"+{forecast['total_nats']:.3f} nats on the base model's own text (band {low:.3f}–{high:.3f}; "
+        f"head alone +{forecast['head_nats']:.3f}; {basis})"
+    )
+
+
 @dataclass(frozen=True)
 class Forecast:
     """The forecast for one corpus under one plan, with what it was made of."""
