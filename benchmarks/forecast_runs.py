@@ -37,7 +37,6 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 
-
 def load_base(suite: dict, folder: Path, device: str, log):
     import torch
     from transformers import AutoModelForCausalLM

@@ -11,9 +11,9 @@ from click.testing import CliRunner
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from vocabrisk import scan  # noqa: E402
-from vocabrisk.cli import main  # noqa: E402
-from vocabrisk.summary import Summary  # noqa: E402
+from vocabrisk import scan
+from vocabrisk.cli import main
+from vocabrisk.summary import Summary
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
 
