@@ -46,6 +46,7 @@ import numpy as np
 from vocabrisk._version import __version__
 
 CONTEXT_RADIUS = 32  # tokens either side: about a paragraph
+POSITION_STRIDE = 4  # old positions read: every 4th (their neighbourhoods overlap by 61 of 65 tokens)
 OLD_TEXT_TOKENS = 20_000  # old text kept in a profile: hundreds of paragraphs, a forecast in a fraction of a second
 DEFAULT_KAPPA = 20.0  # logit change per unit of summed learning rate; see docs/VALIDITY.md
 DEFAULT_HEAD_GAIN = 1.0
@@ -140,11 +141,12 @@ class OldText:
 
     @cached_property
     def neighbourhoods(self) -> tuple[np.ndarray, np.ndarray]:
-        """(token ids, valid) of each old position's neighbourhood, CONTEXT_RADIUS either side.
+        """(token ids, valid) of every POSITION_STRIDE-th old position's neighbourhood, CONTEXT_RADIUS either side.
 
         Both have shape (positions, 2·CONTEXT_RADIUS + 1); `valid` is False past a document's ends.
+        Neighbourhoods of nearby positions share most of their tokens, so a stride loses little.
         """
-        index = np.arange(len(self.ids))
+        index = np.arange(0, len(self.ids), POSITION_STRIDE)
         document = np.searchsorted(self.starts, index, side="right") - 1
         around = index[:, None] + np.arange(-CONTEXT_RADIUS, CONTEXT_RADIUS + 1)
         valid = (around >= self.starts[document][:, None]) & (around < self.starts[document + 1][:, None])
@@ -220,14 +222,15 @@ def competition(
             result.append(top + math.log(float(np.dot(prior, np.exp(z - top)))) - float(np.dot(prior, z)))
         return np.maximum(np.array(result), 0.0)
     tokens, valid = old.neighbourhoods
-    count = valid.sum(axis=1)
-    overlap = np.sqrt((valid & np.asarray(contained)[tokens]).sum(axis=1) / count)[:, None]
-    unit = shift[tokens]
+    weight = valid.astype(np.float64)
+    count = weight.sum(axis=1)
+    overlap = np.sqrt((weight * np.asarray(contained)[tokens]).sum(axis=1) / count)[:, None]
+    unit = shift[tokens] * weight
     result = []
     for scale in scales:
-        uz = np.where(valid, overlap * np.clip(scale * unit, -MAX_SHIFT, MAX_SHIFT), 0.0)
-        top = np.max(np.where(valid, uz, -np.inf), axis=1, keepdims=True)
-        grow = np.where(valid, np.exp(uz - top), 0.0).sum(axis=1)
+        uz = overlap * np.clip(scale * unit, -MAX_SHIFT, MAX_SHIFT)  # zero outside the document
+        top = np.max(uz, axis=1, keepdims=True)  # ≥ the largest valid value; exp cannot overflow
+        grow = (np.exp(uz - top) * weight).sum(axis=1)
         kl = top[:, 0] + np.log(grow / count) - uz.sum(axis=1) / count
         result.append(float(np.mean(np.maximum(kl, 0.0))))
     return np.array(result)
