@@ -16,3 +16,15 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip("../shared/data is not present in this checkout")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def readme_example():
+    """The code of the first fenced block under a README heading: tests run what the README shows."""
+    text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+
+    def block(heading: str) -> str:
+        after = text.split(f"\n{heading}\n", 1)[1]
+        return after.split("```", 2)[1].split("\n", 1)[1]
+
+    return block

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shlex
 from pathlib import Path
 
 import numpy as np
@@ -181,11 +182,20 @@ def test_unsupported_and_broken_files_are_refused_with_a_way_out(tmp_path):
         resolve_model(str(two))
 
 
-def test_cli_scans_with_a_gguf_model(tmp_path):
-    path = write_gguf(tmp_path / "demo.gguf", quant=Q.Q8_0, tied=True)
-    result = CliRunner().invoke(main, ["scan", str(SAMPLES / "korean-notes.txt"), "--model", str(path)])
+def run_readme_example(readme_example, model: Path, monkeypatch) -> str:
+    """The README's GGUF command, with its model file swapped for `model`."""
+    line = next(line for line in readme_example("### GGUF models").splitlines() if line.startswith("vocabrisk scan"))
+    args = shlex.split(line.split("#")[0].replace("SmolLM2-135M-Instruct.Q4_1.gguf", str(model)))
+    monkeypatch.chdir(REPO)
+    result = CliRunner().invoke(main, args[1:])
     assert result.exit_code == 0, result.output
-    assert "coverage" in result.output and "head:" in result.output
+    return result.output
+
+
+def test_readme_example_scans_with_a_gguf_model(tmp_path, readme_example, monkeypatch):
+    model = write_gguf(tmp_path / "demo.gguf", quant=Q.Q8_0, tied=True)
+    output = run_readme_example(readme_example, model, monkeypatch)
+    assert "coverage" in output and "prior: head" in output
 
 
 # ---- the real SmolLM2-135M-Instruct GGUF ----------------------------------------------------
@@ -236,8 +246,9 @@ def test_smollm2_gguf_counts_exactly_like_its_original_tokenizer(shared_data):
     assert ours.encode(" ½").tokens == ["Ġ", "Â½"]  # ½ is \\p{N}: split off its space, as llama.cpp does
 
 
-def test_smollm2_gguf_scan_reads_a_head_prior_from_the_quantized_head(tmp_path):
+def test_smollm2_gguf_scan_reads_a_head_prior_from_the_quantized_head(readme_example, monkeypatch):
     path = smollm2_gguf()
+    assert "prior: head" in run_readme_example(readme_example, path, monkeypatch)
     profile = scan([str(SAMPLES)], str(path))
     head = profile.model["head"]
     assert (head["tensor"], head["dtype"], head["tied"], head["rows"], head["hidden"]) == (

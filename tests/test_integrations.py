@@ -16,6 +16,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("accelerate")
 
+import vocabrisk  # noqa: E402
 from vocabrisk import TrainingPlan, scan  # noqa: E402
 from vocabrisk.counting import SpecialTokenPolicy, TokenCounter  # noqa: E402
 from vocabrisk.integrations import HeadDriftMonitor, HeadDriftWarning, VocabriskCallback, watch  # noqa: E402
@@ -142,3 +143,12 @@ def test_lora_with_a_trained_lm_head_is_watched_through_peft(profile, windows, t
         trainer.train()
         assert [h["step"] for h in callback.monitor.history] == [2, 4]
         assert callback.monitor.history[-1]["vocabrisk/starved_drift"] > 0, config.target_modules
+
+
+def test_readme_example_watches_a_trainer_run(readme_example, windows, tmp_path, monkeypatch):
+    monkeypatch.chdir(REPO)
+    trainer = trainer_for(demo_model(), windows, tmp_path, max_steps=50, per_device_train_batch_size=2)
+    example = readme_example("### Watching the starved rows in your own training run")
+    with pytest.warns(HeadDriftWarning, match="by step 50"):  # 50 steps at lr 1e-3 move the starved rows
+        exec(example, {"trainer": trainer, "vocabrisk": vocabrisk})
+    assert [e["step"] for e in trainer.state.log_history if set(e) >= KEYS] == [50]

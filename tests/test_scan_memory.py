@@ -160,3 +160,11 @@ def test_any_texts_count_as_the_same_jsonl_records(tmp_path, texts):
     path = write_jsonl(tmp_path / "t.jsonl", [{"text": t} for t in texts])
     from_file = scan([str(path)], "demo", prior="tokenizer")
     same_counts(scan([texts], "demo", prior="tokenizer"), from_file)
+
+
+def test_readme_example_scans_a_dataframe_and_a_list_of_texts(readme_example, monkeypatch):
+    pytest.importorskip("pandas")
+    monkeypatch.chdir(REPO)
+    namespace: dict = {}
+    exec(readme_example("### Corpora already in memory"), namespace)
+    assert namespace["profile"].documents == 2 and namespace["profile"].skipped == 0
