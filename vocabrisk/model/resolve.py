@@ -44,6 +44,13 @@ class ModelFiles:
             or any((self.folder / n).exists() for n in ("pytorch_model.bin", "model.pt"))
         )
 
+    def pretrained(self) -> tuple[Path, dict]:
+        """The folder and options transformers' `from_pretrained` loads the weights from (it
+        de-quantizes a GGUF file itself)."""
+        if self.gguf is not None:
+            return self.gguf.parent, {"gguf_file": self.gguf.name}
+        return self.folder, {}
+
     def tokenizer_config(self) -> dict:
         path = self.folder / "tokenizer_config.json"
         if not path.exists():
