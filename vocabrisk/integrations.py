@@ -24,8 +24,8 @@ The head is found by identity (`get_output_embeddings()`): a head tied to the in
 embedding is measured as the shared matrix; with peft, an `lm_head` in `modules_to_save`
 is measured as its trained copy, and a LoRA-adapted `lm_head` as base weight plus delta.
 Rows are compared in float32 whatever the training dtype, against the weights as they were
-when the monitor was made (for the callback: when `train()` began, also on a resumed run). Only the main process (rank 0)
-measures and logs; a head sharded across processes (DeepSpeed ZeRO-3, FSDP) cannot be
+when the monitor was made (for the callback: when `train()` began, also on a resumed run).
+Only the main process (rank 0) measures and logs; a head sharded across processes (DeepSpeed ZeRO-3, FSDP) cannot be
 read whole on one rank, and the monitor says so and stays off.
 
 Needs torch (`vocabrisk[verify]`); the Trainer callback needs transformers.
