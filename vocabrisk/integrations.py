@@ -41,8 +41,9 @@ import numpy as np
 import torch
 
 from vocabrisk.advice import advise
+from vocabrisk.plan import TrainingPlan
 from vocabrisk.profile import Profile
-from vocabrisk.risk import TrainingPlan, assess
+from vocabrisk.risk import assess
 from vocabrisk.summary import Summary
 from vocabrisk.verify.metrics import spearman
 
@@ -143,7 +144,7 @@ class HeadDriftMonitor:
         self.model = model
         self.every = every
         self.threshold = threshold
-        self.plan = plan or TrainingPlan()
+        self.plan = (plan or TrainingPlan()).resolve(profile.total_tokens)
         self.history: list[dict] = []  # {"step": ..., **metrics} per measurement
         self.warned = False
         self.enabled = _main_process()
