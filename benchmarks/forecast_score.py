@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import forecast_suite as suites
 
 from vocabrisk.calibrate import ProbeRun, fit
-from vocabrisk.forecast import Calibration, forecast
+from vocabrisk.forecast import Calibration, competition, forecast
 from vocabrisk.plan import TrainingPlan
 from vocabrisk.risk import assess, exposure, never_seen_share, unigram_kl
 from vocabrisk.verify.metrics import auroc, top_share
@@ -116,8 +116,7 @@ class Base:
         profile = self.profiles[name]
         plan = self.plan
         shares = profile.shares
-        prior = np.where(profile.coverable, profile.prior, 0.0)
-        prior = prior / prior.sum()
+        prior = unit_prior(profile)
         rows = exposure(shares, plan)
         if ablate == "never-seen for exposure":
             rows = (profile.counts.counts == 0).astype(float)
@@ -146,20 +145,24 @@ class Base:
         """The forecast's constants fitted on this base's probe runs (`vocabrisk.calibrate.fit`)."""
         runs = []
         for name in self.names("probe"):
-            bare = Calibration(head_gain=0.0, body_gain=0.0)
-            runs.append(
-                ProbeRun(
-                    name=name,
-                    head=self.mean(name, "head_only"),
-                    total=self.mean(name, "total"),
-                    epochs=self.plan.implied_epochs(self.profiles[name].total_tokens),
-                    competition=lambda k, n=name, b=bare: self.predict(n, replace(b, kappa=k), ablate).head,
-                )
-            )
+            bare = Calibration(kappa=1.0, head_gain=0.0, body_gain=0.0)
+            unit = self.predict(name, bare, ablate)  # kappa 1: the shift is the drive itself
+            profile = self.profiles[name]
+            old = None if ablate == "no locality" else profile.old_text
+
+            def curve(kappas, unit=unit, profile=profile, old=old):
+                return competition(unit.shift, profile.shares > 0, old, unit_prior(profile), kappas)
+
+            runs.append(ProbeRun(name, self.mean(name, "head_only"), self.mean(name, "total"), unit.epochs, curve))
         fitted = fit(runs)
         if ablate == "no repetition":
             fitted = replace(fitted, head_gain=0.0, body_gain=0.0)
         return fitted
+
+
+def unit_prior(profile) -> np.ndarray:
+    prior = np.where(profile.coverable, profile.prior, 0.0)
+    return prior / prior.sum()
 
 
 def score_base(base: Base) -> dict:

@@ -25,3 +25,15 @@ def cache_folder(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("xdg-cache")
     os.environ["XDG_CACHE_HOME"] = str(folder)
     return folder
+
+
+@pytest.fixture(scope="session")
+def readme_example():
+    """The code of the first fenced block under a README heading: tests run what the README shows."""
+    text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+
+    def block(heading: str) -> str:
+        after = text.split(f"\n{heading}\n", 1)[1]
+        return after.split("```", 2)[1].split("\n", 1)[1]
+
+    return block

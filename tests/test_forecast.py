@@ -60,7 +60,7 @@ def test_competition_is_never_negative(values, with_old):
     shift = np.array(values)
     old = OldText.of([np.arange(len(values)), np.arange(len(values))[::-1]]) if with_old else None
     prior = np.full(len(values), 1.0 / len(values))
-    assert competition(shift, np.ones(len(values), bool), old, prior) >= -1e-9
+    assert competition(shift, np.ones(len(values), bool), old, prior)[0] >= -1e-9
 
 
 @settings(max_examples=30, deadline=None)
@@ -69,8 +69,8 @@ def test_a_shift_shared_by_every_row_costs_nothing(value):
     old = two_languages()
     prior = np.full(40, 1 / 40)
     shift = np.full(40, value)
-    assert competition(shift, np.ones(40, bool), old, prior) == pytest.approx(0.0, abs=1e-9)
-    assert competition(shift, np.ones(40, bool), None, prior) == pytest.approx(0.0, abs=1e-9)
+    assert competition(shift, np.ones(40, bool), old, prior)[0] == pytest.approx(0.0, abs=1e-9)
+    assert competition(shift, np.ones(40, bool), None, prior)[0] == pytest.approx(0.0, abs=1e-9)
 
 
 def test_push_is_down_for_starved_rows_and_up_for_over_fed_ones():
@@ -135,9 +135,9 @@ def test_fit_recovers_the_constants_that_made_the_probes():
         shares = shares_of(tokens)
         made = predict(shares, old, calibration=truth, corpus=corpus)
 
-        def kl(kappa, shares=shares, corpus=corpus):
-            bare = Calibration(kappa=kappa, head_gain=0.0, body_gain=0.0)
-            return predict(shares, old, calibration=bare, corpus=corpus).head
+        def kl(kappas, shares=shares, corpus=corpus):
+            unit = predict(shares, old, calibration=Calibration(kappa=1.0), corpus=corpus).shift
+            return competition(unit, shares > 0, old, np.full(40, 1 / 40), kappas)
 
         probes.append(ProbeRun(str(tokens), made.head, made.total, made.epochs, kl))
     fitted = fit(probes, fingerprint="test")
@@ -172,3 +172,12 @@ def test_rank_orders_candidates_by_the_forecast():
     totals = [r.summary.forecast.total for r in ranked]
     assert totals == sorted(totals)
     assert all("forecast" in r.row() for r in ranked)
+
+
+def test_competition_over_many_scales_equals_one_scale_at_a_time():
+    old, prior = two_languages(), np.full(40, 1 / 40)
+    shift = np.linspace(-1, 1, 40)
+    inside = np.arange(40) % 3 > 0
+    together = competition(shift, inside, old, prior, [0.5, 2.0, 8.0])
+    apart = [competition(k * shift, inside, old, prior)[0] for k in (0.5, 2.0, 8.0)]
+    np.testing.assert_allclose(together, apart)

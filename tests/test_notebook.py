@@ -29,5 +29,7 @@ def test_walkthrough_notebook_runs_and_trains_a_step_with_the_advised_head_eps()
     head_group = next(line for line in printed.splitlines() if line.startswith("head ") and "parameters" in line)
     assert head_group.endswith(f"eps {eps}"), "the head's parameter group carries the advised epsilon"
     assert "one step taken" in printed
+    drifts = [line for line in printed.splitlines() if "starved rows drifted" in line]
+    assert [line.split()[1] for line in drifts] == ["2", "4", "6", "8", "10"]
     svgs = [o for cell in notebook.cells for o in cell.get("outputs", []) if "image/svg+xml" in o.get("data", {})]
     assert len(svgs) == 3

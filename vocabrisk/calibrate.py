@@ -32,7 +32,7 @@ class ProbeRun:
     head: float  # measured head-only forgetting, nats
     total: float  # measured total forgetting, nats
     epochs: float  # how many times the probe's plan repeated it
-    competition: Callable[[float], float]  # kappa -> mean KL over old positions (no repetition term)
+    competition: Callable[[np.ndarray], np.ndarray]  # kappas -> mean KL over old positions (no repetition term)
 
 
 def _log_error(predicted: np.ndarray, measured: np.ndarray) -> np.ndarray:
@@ -48,7 +48,7 @@ def fit(probes: Sequence[ProbeRun], fingerprint: str | None = None) -> Calibrati
     head = np.array([p.head for p in probes])
     total = np.array([p.total for p in probes])
     repeats = np.log1p(np.array([p.epochs for p in probes]))
-    kl = np.array([[p.competition(float(k)) for p in probes] for k in KAPPAS])  # (kappas, probes)
+    kl = np.array([p.competition(KAPPAS) for p in probes]).T  # (kappas, probes)
     head_grid = kl[:, None, :] * (1 + GAINS[None, :, None] * repeats)  # (kappas, gains, probes)
     k, g = np.unravel_index(np.argmin(_log_error(head_grid, head)), head_grid.shape[:2])
     predicted_head = head_grid[k, g]

@@ -38,6 +38,7 @@ import json
 import math
 import os
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -45,13 +46,13 @@ import numpy as np
 from vocabrisk._version import __version__
 
 CONTEXT_RADIUS = 32  # tokens either side: about a paragraph
+POSITION_STRIDE = 4  # old positions read: every 4th (their neighbourhoods overlap by 61 of 65 tokens)
 OLD_TEXT_TOKENS = 20_000  # old text kept in a profile: hundreds of paragraphs, a forecast in a fraction of a second
 DEFAULT_KAPPA = 20.0  # logit change per unit of summed learning rate; see docs/VALIDITY.md
 DEFAULT_HEAD_GAIN = 1.0
 DEFAULT_BODY_GAIN = 1.0
 DEFAULT_BAND = 4.0  # uncalibrated: the truth is expected within ×/÷ 4
 MAX_SHIFT = 30.0  # nats; a larger predicted logit change means "gone" and would only overflow
-CHUNK_POSITIONS = 8192  # old positions evaluated at once (memory: positions × window)
 CALIBRATED_BAND_FLOOR = 1.5
 HIDDEN_SCALE = 1.0  # per-coordinate size of the final hidden state; norm gains start at 1
 
@@ -138,24 +139,28 @@ class OldText:
         ids = np.concatenate(documents) if documents else np.zeros(0, dtype=np.int64)
         return cls(ids, np.concatenate([[0], np.cumsum(lengths)]))
 
-    def neighbourhoods(self, values: np.ndarray, radius: int = CONTEXT_RADIUS):
-        """`values[token]` over each old position's neighbourhood (NaN past its document's ends).
+    @cached_property
+    def neighbourhoods(self) -> tuple[np.ndarray, np.ndarray]:
+        """(token ids, valid) of every POSITION_STRIDE-th old position's neighbourhood, CONTEXT_RADIUS either side.
 
-        Yields arrays of shape (positions, 2·radius + 1), CHUNK_POSITIONS positions at a time.
+        Both have shape (positions, 2·CONTEXT_RADIUS + 1); `valid` is False past a document's ends.
+        Neighbourhoods of nearby positions share most of their tokens, so a stride loses little.
         """
-        per_position = np.asarray(values, dtype=np.float64)[self.ids]
-        padded, offsets = [], []
-        for start, end in zip(self.starts[:-1], self.starts[1:], strict=True):
-            padded.append(np.concatenate([np.full(radius, np.nan), per_position[start:end], np.full(radius, np.nan)]))
-        if not padded:
-            return
-        flat = np.concatenate(padded)
-        lengths = np.diff(self.starts)
-        offsets = np.concatenate([[0], np.cumsum(lengths + 2 * radius)])[:-1]
-        centres = np.concatenate([o + radius + np.arange(n) for o, n in zip(offsets, lengths, strict=True)])
-        span = np.arange(-radius, radius + 1)
-        for first in range(0, len(centres), CHUNK_POSITIONS):
-            yield flat[centres[first : first + CHUNK_POSITIONS, None] + span]
+        index = np.arange(0, len(self.ids), POSITION_STRIDE)
+        document = np.searchsorted(self.starts, index, side="right") - 1
+        around = index[:, None] + np.arange(-CONTEXT_RADIUS, CONTEXT_RADIUS + 1)
+        valid = (around >= self.starts[document][:, None]) & (around < self.starts[document + 1][:, None])
+        return self.ids[np.where(valid, around, 0)].astype(np.int32), valid
+
+
+def describe_forecast(forecast: dict) -> str:
+    """A forecast (`Forecast.to_dict()`) in one line of plain text, for every report format."""
+    low, high = forecast["band"]
+    basis = f"{forecast['calibration']} constants" + ("" if forecast["old_text"] else ", no old text (not local)")
+    return (
+        f"+{forecast['total_nats']:.3f} nats on the base model's own text (band {low:.3f}–{high:.3f}; "
+        f"head alone +{forecast['head_nats']:.3f}; {basis})"
+    )
 
 
 @dataclass(frozen=True)
@@ -199,25 +204,56 @@ def push(shares: np.ndarray, prior: np.ndarray, exposure: np.ndarray) -> np.ndar
     return np.where(shares > prior, rise, -np.asarray(exposure, dtype=np.float64))
 
 
-def competition(shift: np.ndarray, contained: np.ndarray, old: OldText | None, prior: np.ndarray) -> float:
-    """Mean over old positions of KL(p ‖ p·e^{u·z}/Z): p and the overlap u from each neighbourhood.
+def competition(
+    shift: np.ndarray, contained: np.ndarray, old: OldText | None, prior: np.ndarray, scales=(1.0,)
+) -> np.ndarray:
+    """Mean over old positions of KL(p ‖ p·e^{u·z}/Z), for z = scale × SHIFT and each of SCALES.
 
-    Without old text the global prior stands in for every context (no locality, u = 1).
+    p and the overlap u come from each position's neighbourhood (term 4 and 5 of the module
+    docstring); without old text the global prior stands in for every context (u = 1).
     """
-    shift = np.clip(shift, -MAX_SHIFT, MAX_SHIFT)
+    scales = np.atleast_1d(np.asarray(scales, dtype=np.float64))
+    shift = np.asarray(shift, dtype=np.float64)
     if old is None or len(old.ids) == 0:
-        top = float(np.max(shift))
-        return float(top + math.log(float(np.dot(prior, np.exp(shift - top)))) - np.dot(prior, shift))
-    total, positions = 0.0, 0
-    pairs = zip(old.neighbourhoods(shift), old.neighbourhoods(contained), strict=True)
-    for z, inside in pairs:
-        overlap = np.sqrt(np.nanmean(inside, axis=1, keepdims=True))
-        uz = overlap * z
-        top = np.nanmax(uz, axis=1, keepdims=True)
-        kl = top[:, 0] + np.log(np.nanmean(np.exp(uz - top), axis=1)) - np.nanmean(uz, axis=1)
-        total += float(np.sum(np.maximum(kl, 0.0)))
-        positions += len(kl)
-    return total / max(positions, 1)
+        result = []
+        for scale in scales:
+            z = np.clip(scale * shift, -MAX_SHIFT, MAX_SHIFT)
+            top = float(np.max(z))
+            result.append(top + math.log(float(np.dot(prior, np.exp(z - top)))) - float(np.dot(prior, z)))
+        return np.maximum(np.array(result), 0.0)
+    tokens, valid = old.neighbourhoods
+    weight = valid.astype(np.float64)
+    count = weight.sum(axis=1)
+    overlap = np.sqrt((weight * np.asarray(contained)[tokens]).sum(axis=1) / count)[:, None]
+    unit = shift[tokens] * weight
+    result = []
+    for scale in scales:
+        uz = overlap * np.clip(scale * unit, -MAX_SHIFT, MAX_SHIFT)  # zero outside the document
+        top = np.max(uz, axis=1, keepdims=True)  # ≥ the largest valid value; exp cannot overflow
+        grow = (np.exp(uz - top) * weight).sum(axis=1)
+        kl = top[:, 0] + np.log(grow / count) - uz.sum(axis=1) / count
+        result.append(float(np.mean(np.maximum(kl, 0.0))))
+    return np.array(result)
+
+
+@dataclass(frozen=True)
+class Drive:
+    """What the plan does to each row before the base model's constants: the shift per unit of kappa."""
+
+    unit_shift: np.ndarray  # Σ_t lr_t · r_j · s_j (terms 1 to 3 without kappa)
+    epochs: float
+    lr_sum: float
+
+    @classmethod
+    def of(cls, shares: np.ndarray, exposure: np.ndarray, prior: np.ndarray, plan, corpus_tokens: int) -> Drive:
+        plan = plan.resolve(corpus_tokens)
+        lr_sum = plan.mean_lr * plan.steps
+        eps = plan.head_eps if plan.head_eps is not None else plan.eps
+        if plan.head_trains:
+            unit = lr_sum * step_size(prior, eps) * push(shares, prior, exposure)
+        else:
+            unit = np.zeros_like(prior, dtype=np.float64)
+        return cls(unit, plan.implied_epochs(corpus_tokens) or 0.0, lr_sum)
 
 
 def forecast(
@@ -231,24 +267,18 @@ def forecast(
 ) -> Forecast:
     """The forecast of forgetting for a corpus with these token shares and per-row exposure."""
     calibration = calibration or Calibration()
-    plan = plan.resolve(corpus_tokens)
-    epochs = plan.implied_epochs(corpus_tokens) or 0.0
-    lr_sum = plan.mean_lr * plan.steps
-    eps = plan.head_eps if plan.head_eps is not None else plan.eps
-    if plan.head_trains:
-        shift = calibration.kappa * lr_sum * step_size(prior, eps) * push(shares, prior, exposure)
-    else:
-        shift = np.zeros_like(prior, dtype=np.float64)
-    repeats = math.log1p(epochs)
-    head = competition(shift, np.asarray(shares) > 0, old, prior) * (1.0 + calibration.head_gain * repeats)
+    drive = Drive.of(shares, exposure, prior, plan, corpus_tokens)
+    shift = calibration.kappa * drive.unit_shift
+    repeats = math.log1p(drive.epochs)
+    head = float(competition(shift, np.asarray(shares) > 0, old, prior)[0]) * (1.0 + calibration.head_gain * repeats)
     total = head * (1.0 + calibration.body_gain * repeats)
     return Forecast(
         head=head,
         total=total,
         low=total / calibration.band,
         high=total * calibration.band,
-        epochs=epochs,
-        lr_sum=lr_sum,
+        epochs=drive.epochs,
+        lr_sum=drive.lr_sum,
         shift=shift,
         calibration=calibration,
         old_text=old is not None and len(old.ids) > 0,

@@ -9,8 +9,9 @@ each shard's counts are saved as they arrive, and a killed scan resumes where it
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -19,6 +20,7 @@ import numpy as np
 from vocabrisk import engines
 from vocabrisk._version import __version__
 from vocabrisk.corpus import Document, ReadOptions, Skipped, SkipTally, Source, discover, read_source
+from vocabrisk.corpus.memory import MemorySource, is_data, memory_source
 from vocabrisk.counting import SpecialTokenPolicy, TokenCounter
 from vocabrisk.counting.engine import engine_name
 from vocabrisk.engines.shards import describe, strict_error
@@ -99,9 +101,10 @@ def load_model(name: str) -> LoadedModel:
 
 
 def scan(
-    inputs: Sequence[str],
+    inputs: Sequence[str] | object,
     model: str | LoadedModel = "demo",
     *,
+    text_field: str | Sequence[str] | None = None,
     read_options: ReadOptions | None = None,
     policy: SpecialTokenPolicy | None = None,
     strict: bool = False,
@@ -115,7 +118,13 @@ def scan(
     """Count every token of the corpora in `inputs` with the model's tokenizer.
 
     `inputs` are paths, folders, globs, "-", fsspec URLs (s3://bucket/prefix/) or streamed
-    Hugging Face datasets (`hf-dataset:NAME?split=train`).
+    Hugging Face datasets (`hf-dataset:NAME?split=train`), or corpora in memory: a
+    `datasets.Dataset`/`IterableDataset`, a pandas or polars DataFrame or Series, a pyarrow
+    Table, an iterable of strings (one document each) or of records (dicts). One such object
+    may be passed alone; in a list, each element is one input, so a list of texts goes in as
+    `[texts]` (a list of strings is a list of paths). `text_field` names the column or field
+    (several are joined with "\\n"; it overrides `read_options.text_fields`). In-memory
+    corpora are counted in this process, after the files.
 
     `reference` is text in the base model's own distribution (paths, or a saved profile):
     its counts become the prior of how much the base model relies on each token. By default
@@ -132,8 +141,11 @@ def scan(
     >>> profile.total_tokens  # doctest: +SKIP
     """
     read_options = read_options or ReadOptions()
+    if text_field is not None:
+        read_options = replace(read_options, text_fields=text_field)
     policy = policy or SpecialTokenPolicy()
     engine = engine or engines.LocalEngine()
+    paths, in_memory = _split_inputs(inputs)
     loaded = model if isinstance(model, LoadedModel) else load_model(model)
     eos_id = loaded.eos_id
     if policy.append_eos and eos_id is None:
@@ -143,7 +155,10 @@ def scan(
         )
     if resume and checkpoint is None:
         raise InputError("--resume continues from a checkpoint folder", hint="name it with --checkpoint DIR")
-    sources, skipped = discover(inputs, read_options)
+    sources, skipped = discover(paths, read_options) if paths or not in_memory else ([], [])
+    if in_memory:
+        _check_in_process(engine, checkpoint)
+        sources += in_memory
     if strict and skipped:
         raise strict_error(skipped[0])
     shards = [engines.Shard(index, source) for index, source in enumerate(sources)]
@@ -168,7 +183,7 @@ def scan(
     skipped += merged.skip_examples()
     if merged.counts.documents == 0:
         raise InputError(
-            f"no documents to count in {', '.join(inputs)}"
+            f"no documents to count in {', '.join(paths + [s.path for s in in_memory])}"
             + (f" ({skips.describe()} skipped; the first: {describe(skipped[0])})" if skipped else ""),
             hint="the reason of the first skip says what to fix"
             if skipped
@@ -215,6 +230,28 @@ def scan(
     )
 
 
+def _split_inputs(inputs) -> tuple[list[str], list[MemorySource]]:
+    """Paths (as strings) and in-memory corpora, each in the order given."""
+    if not is_data(inputs) or not isinstance(inputs, (list, tuple)):
+        inputs = [inputs]
+    paths = [os.fspath(each) for each in inputs if not is_data(each)]
+    data = [each for each in inputs if is_data(each)]
+    return paths, [memory_source(each, number) for number, each in enumerate(data, 1)]
+
+
+def _check_in_process(engine: engines.Engine, checkpoint: Path | str | None) -> None:
+    if engine != engines.LocalEngine():
+        raise engines.EngineError(
+            "corpora in memory are counted in this process, not by workers or on Ray",
+            hint="use the default engine, or save the data to files (e.g. df.to_parquet) and scan those",
+        )
+    if checkpoint is not None:
+        raise InputError(
+            "corpora in memory cannot be checkpointed: a resumed scan could not tell they are the same",
+            hint="drop checkpoint, or save the data to files and scan those",
+        )
+
+
 def _identity(loaded: LoadedModel, policy: SpecialTokenPolicy, options: ReadOptions, sources: list[Source]) -> dict:
     """What a checkpoint must match to be resumed: everything that decides the counts."""
     return {
@@ -239,9 +276,9 @@ def _base_usage(
     See `vocabrisk.prior`; the sample is the old text the forecast reads contexts from. Made once per
     model and choice in a process (a given `Profile` is used as it is).
     """
-    if isinstance(reference, Profile):
+    if reference is not None and not isinstance(reference, str | list | tuple):  # a Profile, a DataFrame, ...
         return _make_base_usage(loaded, reference, prior, policy, engine)
-    key = (prior, reference if reference in (AUTO, None) or isinstance(reference, str) else tuple(reference), policy)
+    key = (prior, reference if reference is None or isinstance(reference, str) else tuple(reference), policy)
     if key not in loaded.priors:
         loaded.priors[key] = _make_base_usage(loaded, reference, prior, policy, engine)
     return loaded.priors[key]
@@ -252,7 +289,8 @@ def _make_base_usage(
 ) -> tuple[np.ndarray, str, np.ndarray | None, OldText | None]:
     if prior not in PRIORS:
         raise ValueError(f"prior must be one of {', '.join(PRIORS)}, not {prior!r}")
-    if prior != AUTO and reference not in (AUTO, None):
+    auto = isinstance(reference, str) and reference == AUTO  # `==` on a DataFrame compares elementwise
+    if prior != AUTO and not (auto or reference is None):
         raise InputError("--reference and --prior both choose the prior", hint="give one of them")
     if prior == "self-samples":
         from vocabrisk.self_samples import SamplingPlan, self_sample_counts
@@ -264,7 +302,7 @@ def _make_base_usage(
         raise ModelError(f"{loaded.files.name}: no head to take a prior from ({loaded.head_note})")
     if prior in ("head", "tokenizer"):
         reference = None
-    elif reference == AUTO:
+    elif auto:
         reference = [str(loaded.bundled_reference)] if loaded.bundled_reference else None
     elif isinstance(reference, str):
         reference = [reference]
@@ -293,7 +331,8 @@ def read_old_text(paths: Sequence[str], loaded: LoadedModel, policy: SpecialToke
     Documents are read in order until the budget is spent: the old text the forecast reads is
     a prefix of the reference, which for a shuffled or varied reference is a fair sample.
     """
-    sources, _ = discover(list(paths), ReadOptions())
+    paths, in_memory = _split_inputs(paths)
+    sources = (discover(paths, ReadOptions())[0] if paths else []) + in_memory
     counter = TokenCounter(loaded.files.tokenizer_json, loaded.vocab.size, policy, loaded.eos_id)
     documents, tokens = [], 0
     for source in sources:

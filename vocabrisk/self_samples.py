@@ -74,7 +74,8 @@ def _generate_counts(files: ModelFiles, vocab_size: int, start_id: int, plan: Sa
             "a prior from self-generated samples needs torch and transformers",
             hint="pip install 'vocabrisk[verify]', or use --reference or the data-free prior",
         ) from exc
-    model = AutoModelForCausalLM.from_pretrained(files.folder, torch_dtype="auto").to(plan.device)
+    folder, options = files.pretrained()
+    model = AutoModelForCausalLM.from_pretrained(folder, torch_dtype="auto", **options).to(plan.device)
     counts = np.zeros(vocab_size, dtype=np.int64)
     for first in range(0, plan.samples, plan.batch_size):
         batch = min(plan.batch_size, plan.samples - first)

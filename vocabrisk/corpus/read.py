@@ -16,6 +16,7 @@ from vocabrisk.corpus.datatypes import Document, ReadOptions, Skipped, Source
 from vocabrisk.corpus.delimited import read_delimited
 from vocabrisk.corpus.hf_stream import read_hf_stream
 from vocabrisk.corpus.json_records import read_json, read_jsonl
+from vocabrisk.corpus.memory import read_memory
 from vocabrisk.corpus.pieces import TooLarge
 from vocabrisk.corpus.progress import ByteTally, Position
 from vocabrisk.corpus.text import read_text
@@ -43,6 +44,7 @@ _FILE_READERS = {
     "arrow": _columnar("read_arrow"),
     "hf_dataset": _columnar("read_hf_dataset"),
     "hf_stream": read_hf_stream,
+    "memory": read_memory,
 }
 # Failures of the data rather than of this code: each ends the source with a Skipped.
 _READ_ERRORS = (

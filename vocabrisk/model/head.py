@@ -53,10 +53,10 @@ class HeadInfo:
     """Where the head lives and what shape it has; `tied` when it is the input embedding."""
 
     tensor: str
-    file: str  # path of the safetensors file holding it
+    file: str  # path of the safetensors (or GGUF) file holding it
     rows: int
     hidden: int
-    dtype: str  # safetensors dtype code: F32, F16, BF16, F64
+    dtype: str  # F32, F16, BF16, F64; for GGUF heads also a quantization type (Q4_1, Q8_0, ...)
     tied: bool
     data_offset: int  # absolute byte offset of the matrix in `file`
     final_norm_rms: float | None = None  # typical hidden-state coordinate size, when a final norm is found
@@ -64,6 +64,10 @@ class HeadInfo:
 
     @property
     def nbytes(self) -> int:
+        if self.dtype not in _DTYPE_BYTES:
+            from vocabrisk.model.gguf import quantized_nbytes
+
+            return quantized_nbytes(self.dtype, self.rows, self.hidden)
         return self.rows * self.hidden * _DTYPE_BYTES[self.dtype]
 
     def to_dict(self) -> dict:
@@ -122,6 +126,8 @@ def is_encoder(config: dict | None) -> bool:
 
 def locate_head(model: ModelFiles) -> tuple[HeadInfo | None, str | None]:
     """Locate the head of a model folder. Returns (info, note); info is None with a note saying why."""
+    if model.gguf is not None:
+        return _locate_gguf_head(model.gguf)
     config = model.config or {}
     if is_encoder(config):
         return None, f"{config.get('model_type')} is an encoder with no causal output head"
@@ -167,6 +173,17 @@ def locate_head(model: ModelFiles) -> tuple[HeadInfo | None, str | None]:
     return info, None
 
 
+def _locate_gguf_head(path: Path) -> tuple[HeadInfo | None, str | None]:
+    from vocabrisk.model import gguf
+
+    found, note = gguf.locate_head(path)
+    if found is None:
+        return None, note
+    norm = found.pop("norm")
+    weight = norm.get("weight")
+    return HeadInfo(**found, final_norm_rms=_rms(weight) if weight else None, final_norm_bias=norm.get("bias")), None
+
+
 def _tensor_index(files: list[Path]) -> dict[str, tuple[Path, dict, int]]:
     """Every tensor of a checkpoint: name → (file, header entry, where that file's data starts)."""
     index = {}
@@ -199,7 +216,11 @@ def _final_norm(tensors: dict[str, tuple[Path, dict, int]], part: str) -> dict |
 def _final_norm_rms(tensors: dict[str, tuple[Path, dict, int]]) -> float | None:
     """RMS of the final norm's gain: the typical size of a hidden-state coordinate the head sees."""
     ref = _final_norm(tensors, "weight")
-    return None if ref is None else float(np.sqrt(np.mean(read_vector(ref).astype(np.float64) ** 2)))
+    return None if ref is None else _rms(ref)
+
+
+def _rms(ref: dict) -> float:
+    return float(np.sqrt(np.mean(read_vector(ref).astype(np.float64) ** 2)))
 
 
 def read_vector(ref: dict) -> np.ndarray:
@@ -213,6 +234,10 @@ def read_head(info: HeadInfo, rows: slice | None = None) -> np.ndarray:
 
 
 def _load(path: Path, dtype: str, offset: int, shape: tuple[int, ...], rows: slice | None = None) -> np.ndarray:
+    if dtype not in _DTYPE_BYTES:  # a quantized GGUF tensor (Q4_1, Q8_0, ...)
+        from vocabrisk.model.gguf import read_quantized
+
+        return read_quantized(path, dtype, offset, shape, rows)
     raw_dtype = np.uint16 if dtype == "BF16" else _NUMPY_DTYPES[dtype]
     mapped = np.memmap(path, dtype=raw_dtype, mode="r", offset=offset, shape=shape)
     block = mapped[rows] if rows is not None else mapped

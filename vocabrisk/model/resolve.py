@@ -1,4 +1,4 @@
-"""Turn what a user calls a model (`demo`, a folder, a hub id) into local files.
+"""Turn what a user calls a model (`demo`, a folder, a GGUF file, a hub id) into local files.
 
 Named models are resolved here and nowhere else. Hub ids are looked up in the local
 Hugging Face cache first, so everything works offline once a model has been downloaded.
@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vocabrisk.errors import ModelError
+from vocabrisk.model import gguf
 
 DEMO_MODEL_DIR = Path(__file__).resolve().parent.parent / "demo_model"
 
@@ -33,12 +34,22 @@ class ModelFiles:
     folder: Path
     tokenizer_json: Path
     config: dict | None
+    gguf: Path | None = None  # the GGUF file the folder's tokenizer files were written from
 
     @property
     def has_weights(self) -> bool:
-        return any(self.folder.glob("*.safetensors")) or any(
-            (self.folder / n).exists() for n in ("pytorch_model.bin", "model.pt")
+        return (
+            self.gguf is not None
+            or any(self.folder.glob("*.safetensors"))
+            or any((self.folder / n).exists() for n in ("pytorch_model.bin", "model.pt"))
         )
+
+    def pretrained(self) -> tuple[Path, dict]:
+        """The folder and options transformers' `from_pretrained` loads the weights from (it
+        de-quantizes a GGUF file itself)."""
+        if self.gguf is not None:
+            return self.gguf.parent, {"gguf_file": self.gguf.name}
+        return self.folder, {}
 
     def tokenizer_config(self) -> dict:
         path = self.folder / "tokenizer_config.json"
@@ -55,11 +66,16 @@ def resolve_model(name: str) -> ModelFiles:
     if name == "demo":
         return _from_folder(name, DEMO_MODEL_DIR)
     path = Path(name).expanduser()
+    if path.is_dir() and not (path / "tokenizer.json").exists():
+        path = gguf.find_in_folder(path) or path
+    if gguf.is_gguf(path):
+        folder, config = gguf.prepare(path)
+        return ModelFiles(name, folder, folder / "tokenizer.json", config, gguf=path)
     if path.is_dir():
         return _from_folder(name, path)
     if path.exists():
         raise ModelError(
-            f"{name}: is a file; --model takes a folder with tokenizer.json (and config.json, weights)",
+            f"{name}: is a file; --model takes a folder with tokenizer.json (and config.json, weights) or a .gguf file",
             hint="pass the folder that contains the file",
         )
     if _looks_like_hub_id(name):

@@ -11,6 +11,7 @@ from html import escape
 
 from vocabrisk._version import __version__
 from vocabrisk.advice import data_advice_text, mixing_text
+from vocabrisk.forecast import describe_forecast
 from vocabrisk.plan import describe, format_epochs
 from vocabrisk.report import plots
 from vocabrisk.report.content import ProfileReport, Report
@@ -68,15 +69,17 @@ def _nav(report: Report) -> str:
 def _ranking(rows: list[dict]) -> str:
     body = "".join(
         f'<tr><td class="text">{escape(r["candidate"])}</td><td>{r["tokens"]:,}</td>'
+        f"<td>+{r['forecast']['total_nats']:.3f}</td>"
         f"<td>{format_epochs(r['implied_epochs'])}</td><td>{r['used_share']:.1%}</td>"
         f"<td>{r['starved_rows']:,}</td><td>{r['risk']:.3f}</td><td class='text'>{_badge(r['band'])}</td>"
         f'<td class="text">{escape(", ".join(r["top_groups"]))}</td></tr>'
         for r in rows
     )
     return (
-        '<section id="ranking"><h2>Candidates, least risky first</h2>'
+        '<section id="ranking"><h2>Candidates, least forecast forgetting first</h2>'
         + plots.ranking(rows, salt="ranking")
-        + "<table><tr><th>candidate</th><th>tokens</th><th>epochs</th><th>rows used</th><th>starved</th><th>risk</th>"
+        + "<table><tr><th>candidate</th><th>tokens</th><th>forecast (nats)</th><th>epochs</th><th>rows used</th>"
+        + "<th>starved</th><th>starved usage</th>"
         + f'<th class="text">band</th><th class="text">risk sits in</th></tr>{body}</table></section>'
     )
 
@@ -120,7 +123,8 @@ def _facts(d: dict) -> str:
             f"{d['used_rows']:,} of {d['coverable_rows']:,} rows used ({d['used_share']:.1%}) · "
             f"{d['absent_rows']:,} never seen · {d['starved_rows']:,} starved",
         ),
-        ("risk", f"{d['risk']['score']:.3f} ({d['risk']['band']}) · prior: {d['risk']['prior']}"),
+        ("forecast", describe_forecast(d["forecast"])),
+        ("starved usage", f"{d['risk']['score']:.3f} ({d['risk']['band']}) · prior: {d['risk']['prior']}"),
         ("plan", describe(d["risk"])),
         *(("warning", warning) for warning in d["warnings"]),
     ]

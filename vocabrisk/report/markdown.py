@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from vocabrisk.advice import data_advice_text, mixing_text
+from vocabrisk.forecast import describe_forecast
 from vocabrisk.plan import describe, format_epochs
 from vocabrisk.report.content import ProfileReport, Report
 from vocabrisk.summary import skipped_text
@@ -43,7 +44,7 @@ def bar(fraction: float, width: int = BAR_WIDTH) -> str:
 def render_markdown(report: Report) -> str:
     parts = [f"# {escape(report.title)}", ""]
     if len(report.profiles) > 1:
-        parts += ["## Candidates, least risky first", "", ranking_table(report.ranking), ""]
+        parts += ["## Candidates, least forecast forgetting first", "", ranking_table(report.ranking), ""]
     for p in report.profiles:
         parts += [profile_section(p, level=2), ""]
     return "\n".join(parts)
@@ -52,20 +53,22 @@ def render_markdown(report: Report) -> str:
 def ranking_table(rows: list[dict]) -> str:
     top = max((r["risk"] for r in rows), default=0.0) or 1.0
     return table(
-        ["#", "candidate", "tokens", "epochs", "rows used", "starved", "risk", "band", ""],
+        ["#", "candidate", "tokens", "forecast (nats)", "epochs", "rows used", "starved", "starved usage", "band", ""],
         [
-            [str(i), escape(r["candidate"]), f"{r['tokens']:,}", format_epochs(r["implied_epochs"]),
+            [str(i), escape(r["candidate"]), f"{r['tokens']:,}", f"+{r['forecast']['total_nats']:.3f}",
+             format_epochs(r["implied_epochs"]),
              f"{r['used_share']:.1%}", f"{r['starved_rows']:,}", f"{r['risk']:.3f}", r["band"], bar(r["risk"] / top)]
             for i, r in enumerate(rows, 1)
         ],
-        align="rlrrrrrll",
+        align="rlrrrrrrll",
     )  # fmt: skip
 
 
 def profile_section(report: ProfileReport, level: int = 2) -> str:
     d, h = report.data, "#" * level
     parts = [
-        f"{h} {escape(report.name)}: risk {d['risk']['score']:.3f} ({d['risk']['band']})",
+        f"{h} {escape(report.name)}: forecast +{d['forecast']['total_nats']:.3f} nats, "
+        f"starved usage {d['risk']['score']:.3f} ({d['risk']['band']})",
         "",
         facts(d),
         "",
@@ -95,7 +98,8 @@ def facts(d: dict) -> str:
             f"- **corpus** {d['documents']:,} documents, {d['tokens']:,} tokens, {len(d['sources'])} files",
             f"- **coverage** {d['used_rows']:,} of {d['coverable_rows']:,} rows used ({d['used_share']:.1%}), "
             f"{d['absent_rows']:,} never seen, {d['starved_rows']:,} starved",
-            f"- **risk** {d['risk']['score']:.3f} ({d['risk']['band']}); prior: {escape(d['risk']['prior'])}",
+            f"- **forecast** {escape(describe_forecast(d['forecast']))}",
+            f"- **starved usage** {d['risk']['score']:.3f} ({d['risk']['band']}); prior: {escape(d['risk']['prior'])}",
             f"- **plan** {escape(describe(d['risk']))}",
             *(f"- **warning** {escape(warning)}" for warning in d["warnings"]),
             f"- **skipped** {escape(skipped_text(d['skips']))}",

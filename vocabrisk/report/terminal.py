@@ -9,6 +9,7 @@ from rich.text import Text
 
 from vocabrisk.advice import Advice, data_advice_text, mixing_text
 from vocabrisk.corpus.datatypes import human_bytes, plural
+from vocabrisk.forecast import describe_forecast
 from vocabrisk.plan import describe, format_epochs
 from vocabrisk.risk import RiskResult
 from vocabrisk.summary import Summary, skipped_text
@@ -21,17 +22,6 @@ def _table(title: str, columns: list[tuple[str, str]]) -> Table:
     for name, justify in columns:
         table.add_column(name, justify=justify)
     return table
-
-
-def forecast_text(forecast: dict) -> Text:
-    """The forecast in one line: nats of loss added on the base model's own text, its band, its basis."""
-    low, high = forecast["band"]
-    return Text.assemble(
-        (f"+{forecast['total_nats']:.3f} nats", "bold"),
-        f" (band {low:.3f}–{high:.3f}; head alone +{forecast['head_nats']:.3f})",
-        f"  ·  {forecast['calibration']} constants",
-        ("" if forecast["old_text"] else "  ·  no old text: contexts not local, wider error", "yellow"),
-    )
 
 
 def render_scan(summary: Summary, advice: Advice, console: Console) -> None:
@@ -60,7 +50,7 @@ def render_scan(summary: Summary, advice: Advice, console: Console) -> None:
         f"{data['used_rows']:,} of {data['coverable_rows']:,} rows used ({data['used_share']:.1%})  ·  "
         f"{data['absent_rows']:,} never seen  ·  {data['starved_rows']:,} starved",
     )
-    facts.add_row("forecast", forecast_text(data["forecast"]))
+    facts.add_row("forecast", Text(describe_forecast(data["forecast"]), style="bold"))
     context = f"prior: {risk['prior']}  ·  share of the base's usage on rows the corpus starves"
     if risk["applies"]:
         risk_text = Text.assemble(

@@ -23,7 +23,7 @@ from vocabrisk.calibrate import ProbeRun, fit
 from vocabrisk.corpus import ReadOptions
 from vocabrisk.counting import SpecialTokenPolicy
 from vocabrisk.errors import InputError
-from vocabrisk.forecast import Calibration, forecast, model_key, save_calibration
+from vocabrisk.forecast import Calibration, Drive, competition, model_key, save_calibration
 from vocabrisk.plan import TrainingPlan
 from vocabrisk.risk import assess
 from vocabrisk.scan import LoadedModel, load_model, scan
@@ -108,14 +108,14 @@ def calibrate(
                 risk = assess(profile, plan)
                 name = f"{Path(path).name} ({part})"
 
-                def competition(kappa: float, profile=profile, risk=risk) -> float:
-                    bare = Calibration(kappa=kappa, head_gain=0.0, body_gain=0.0)
-                    return forecast(
-                        profile.shares, risk.exposure, risk.prior, profile.old_text, plan, profile.total_tokens, bare
-                    ).head
+                drive = Drive.of(profile.shares, risk.exposure, risk.prior, plan, profile.total_tokens)
+                fed = profile.shares > 0
+
+                def curve(kappas, drive=drive, fed=fed, profile=profile, risk=risk):
+                    return competition(drive.unit_shift, fed, profile.old_text, risk.prior, kappas)
 
                 epochs = plan.implied_epochs(len(train))
-                measured.append(ProbeRun(name, head=head, total=total, epochs=epochs, competition=competition))
+                measured.append(ProbeRun(name, head=head, total=total, epochs=epochs, competition=curve))
                 runs.append({"probe": name, "tokens": len(train), "epochs": epochs, "head": head, "total": total})
                 log(f"{name}: {len(train):,} tokens, {epochs:.1f} epochs: forgetting {total:+.3f} (head {head:+.3f})")
                 del tuned

@@ -196,7 +196,8 @@ def load_causal_lm(loaded: LoadedModel, device: str):
     transformers.logging.set_verbosity_error()
     transformers.logging.disable_progress_bar()
     try:
-        model = transformers.AutoModelForCausalLM.from_pretrained(loaded.files.folder)
+        folder, options = loaded.files.pretrained()
+        model = transformers.AutoModelForCausalLM.from_pretrained(folder, **options)
     except (OSError, ValueError) as exc:
         raise ModelError(
             f"{loaded.files.name}: cannot load it as a causal LM ({exc})",

