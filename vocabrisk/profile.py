@@ -25,11 +25,11 @@ from pathlib import Path
 import numpy as np
 
 from vocabrisk._version import __version__
-from vocabrisk.corpus.datatypes import SkipTally
 from vocabrisk.counting.counts import TokenCounts
 from vocabrisk.errors import ProfileError
 from vocabrisk.forecast import OldText
 from vocabrisk.outputs import umask_mode
+from vocabrisk.skips import SkipTally
 
 PROFILE_JSON = "profile.json"
 TOKENS_PARQUET = "tokens.parquet"

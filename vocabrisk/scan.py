@@ -19,7 +19,7 @@ import numpy as np
 
 from vocabrisk import engines
 from vocabrisk._version import __version__
-from vocabrisk.corpus import Document, ReadOptions, Skipped, SkipTally, Source, discover, read_source
+from vocabrisk.corpus import Document, ReadOptions, Skipped, Source, discover, read_source
 from vocabrisk.corpus.memory import MemorySource, is_data, memory_source
 from vocabrisk.counting import SpecialTokenPolicy, TokenCounter
 from vocabrisk.counting.engine import engine_name
@@ -32,6 +32,7 @@ from vocabrisk.model.head import is_encoder
 from vocabrisk.model.resolve import ModelFiles
 from vocabrisk.prior import counts_prior, head_prior
 from vocabrisk.profile import MAX_SKIP_EXAMPLES, Profile
+from vocabrisk.skips import SkipTally
 
 AUTO = "auto"
 BUNDLED_REFERENCE = "reference.txt.gz"

@@ -6,8 +6,8 @@ Hugging Face datasets) into `Source`s;
 that could not be read, so that bad data is reported rather than raised.
 """
 
-from vocabrisk.corpus.datatypes import Document, ReadOptions, Skipped, SkipTally, Source
+from vocabrisk.corpus.datatypes import Document, ReadOptions, Skipped, Source
 from vocabrisk.corpus.discover import discover
 from vocabrisk.corpus.read import read_source
 
-__all__ = ["Document", "ReadOptions", "SkipTally", "Skipped", "Source", "discover", "read_source"]
+__all__ = ["Document", "ReadOptions", "Skipped", "Source", "discover", "read_source"]

@@ -23,11 +23,12 @@ from typing import BinaryIO
 
 import numpy as np
 
-from vocabrisk.corpus import Skipped, SkipTally
+from vocabrisk.corpus import Skipped
 from vocabrisk.counting import TokenCounts
 from vocabrisk.engines.shards import Shard, ShardResult
 from vocabrisk.errors import InputError
 from vocabrisk.outputs import umask_mode
+from vocabrisk.skips import SkipTally
 
 SCAN_JSON = "scan.json"
 SHARDS = "shards"

@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from vocabrisk.corpus import Skipped, SkipTally
+from vocabrisk.corpus import Skipped
 from vocabrisk.counting import TokenCounts
 from vocabrisk.engines.checkpoint import Checkpoint
 from vocabrisk.engines.shards import Shard, ShardResult, strict_error
 from vocabrisk.engines.work import CountJob
+from vocabrisk.skips import SkipTally
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

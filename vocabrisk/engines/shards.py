@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from vocabrisk.corpus import Skipped, SkipTally, Source
+from vocabrisk.corpus import Skipped, Source
 from vocabrisk.counting import TokenCounts
 from vocabrisk.errors import InputError, VocabriskError
+from vocabrisk.skips import SkipTally
 
 ATTEMPTS = 3  # a shard whose worker dies or fails is counted at most this often
 

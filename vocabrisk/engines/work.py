@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from vocabrisk.corpus import ReadOptions, Skipped, SkipTally
+from vocabrisk.corpus import ReadOptions, Skipped
 from vocabrisk.counting import SpecialTokenPolicy, TokenCounter, TokenCounts
 from vocabrisk.counting.pieces import CannotCount, LongDocument
 from vocabrisk.engines.pipeline import Pieces, batches, in_background
@@ -20,6 +20,7 @@ from vocabrisk.engines.shards import Shard, ShardResult, UserFailure, strict_err
 from vocabrisk.errors import VocabriskError
 from vocabrisk.model.vocabulary import read_tokenizer_file
 from vocabrisk.profile import MAX_SKIP_EXAMPLES
+from vocabrisk.skips import SkipTally
 
 _COUNTERS: dict[tuple, TokenCounter] = {}  # one tokenizer per process and job, however many shards
 

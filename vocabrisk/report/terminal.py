@@ -8,10 +8,10 @@ from rich.table import Table
 from rich.text import Text
 
 from vocabrisk.advice import Advice, data_advice_text, mixing_text
-from vocabrisk.corpus.datatypes import human_bytes, plural
 from vocabrisk.forecast import describe_forecast
 from vocabrisk.plan import describe, format_epochs
 from vocabrisk.risk import RiskResult
+from vocabrisk.skips import human_bytes, plural
 from vocabrisk.summary import Summary, skipped_text
 
 BAND_STYLE = {"low": "green", "medium": "yellow", "high": "bold red"}

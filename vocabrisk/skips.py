@@ -1,0 +1,81 @@
+"""What a scan left out, tallied so every report can say it: files, records, bytes, share.
+
+Kept apart from `vocabrisk.corpus`, whose readers pull in pyarrow, so that a saved profile
+and the reports load without it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from vocabrisk.corpus.datatypes import Skipped
+
+
+@dataclass
+class SkipTally:
+    """What a scan left out: files (or the rest of files), records, and the bytes they hold.
+
+    Tallies add, like counts, so shards and workers merge their skips in any order.
+    """
+
+    files: int = 0
+    records: int = 0
+    bytes: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.files + self.records
+
+    def add(self, skip: Skipped) -> None:
+        if skip.whole_source:
+            self.files += 1
+        else:
+            self.records += 1
+        self.bytes += skip.size or 0
+
+    def __add__(self, other: SkipTally) -> SkipTally:
+        return SkipTally(self.files + other.files, self.records + other.records, self.bytes + other.bytes)
+
+    def share(self, counted_bytes: int) -> float:
+        """The skipped bytes' share of all input bytes met (skipped plus counted text)."""
+        seen = self.bytes + counted_bytes
+        if not seen:
+            return 1.0 if self.total else 0.0
+        return self.bytes / seen
+
+    def describe(self) -> str:
+        """ "2 files and 1 record (1.2 MB)": for messages; empty when nothing was skipped."""
+        parts = [plural(n, word) for n, word in ((self.files, "file"), (self.records, "record")) if n]
+        if not parts:
+            return ""
+        return " and ".join(parts) + f" ({human_bytes(self.bytes)})"
+
+    def to_dict(self) -> dict:
+        return {"files": self.files, "records": self.records, "bytes": self.bytes}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> SkipTally:
+        return cls(int(data.get("files", 0)), int(data.get("records", 0)), int(data.get("bytes", 0)))
+
+    @classmethod
+    def of(cls, skips) -> SkipTally:
+        tally = cls()
+        for skip in skips:
+            tally.add(skip)
+        return tally
+
+
+def plural(n: int, word: str) -> str:
+    """ "1 file", "2 files", "1,024 records"."""
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
+def human_bytes(n: float) -> str:
+    """1234567 -> "1.2 MB" (decimal units, as file managers show them)."""
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if abs(n) < 1000 or unit == "TB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1000
+    raise AssertionError("unreachable")
