@@ -21,7 +21,7 @@ from vocabrisk import engines
 from vocabrisk._version import __version__
 from vocabrisk.corpus import Document, ReadOptions, Skipped, Source, discover, read_source
 from vocabrisk.corpus.memory import MemorySource, is_data, memory_source
-from vocabrisk.counting import SpecialTokenPolicy, TokenCounter
+from vocabrisk.counting import SpecialTokenPolicy
 from vocabrisk.counting.engine import engine_name
 from vocabrisk.engines.shards import describe, strict_error
 from vocabrisk.errors import InputError, ModelError, ProfileError
@@ -334,7 +334,14 @@ def read_old_text(paths: Sequence[str], loaded: LoadedModel, policy: SpecialToke
     """
     paths, in_memory = _split_inputs(paths)
     sources = (discover(paths, ReadOptions())[0] if paths else []) + in_memory
-    counter = TokenCounter(loaded.files.tokenizer_json, loaded.vocab.size, policy, loaded.eos_id)
+    job = engines.CountJob.for_tokenizer(
+        loaded.files.tokenizer_json,
+        vocab_size=loaded.vocab.size,
+        policy=policy,
+        eos_id=loaded.eos_id,
+        read_options=ReadOptions(),
+    )
+    counter = job.counter()  # the process's counter for this tokenizer: no second load
     documents, tokens = [], 0
     for source in sources:
         for item in read_source(source, ReadOptions()):

@@ -17,9 +17,6 @@ import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-import pyarrow as pa
-
-from vocabrisk.corpus.columnar import BATCH_ROWS, _column_problem, _rows
 from vocabrisk.corpus.datatypes import Document, ReadOptions, Skipped, Source
 from vocabrisk.corpus.fields import FieldError, record_text
 from vocabrisk.corpus.progress import ByteTally, Position
@@ -42,7 +39,8 @@ def is_data(value: object) -> bool:
 
 def memory_source(data: object, number: int) -> MemorySource:
     """The source for the `number`-th in-memory input, named after its type."""
-    if isinstance(data, (dict, bytes)) or not isinstance(data, (Iterable, pa.Table, pa.RecordBatch)):
+    arrow = type(data).__module__.split(".")[0] == "pyarrow"
+    if isinstance(data, (dict, bytes)) or not (arrow or isinstance(data, Iterable)):
         raise InputError(
             f"cannot read a corpus from {type(data).__name__}",
             hint="pass paths, a datasets.Dataset or IterableDataset, a pandas or polars DataFrame or Series,"
@@ -56,6 +54,8 @@ def read_memory(
     source: Source, options: ReadOptions, position: Position, tally: ByteTally
 ) -> Iterator[Document | Skipped]:
     """Documents of an in-memory source, "row N" (tables, records) or "item N" (plain values)."""
+    from vocabrisk.corpus.columnar import _column_problem, _rows  # pyarrow, only for corpora that need it
+
     data = source.data  # type: ignore[attr-defined]
     fields = options.text_fields
     position.unit = "row"
@@ -85,8 +85,12 @@ def read_memory(
         yield from _values_document(values, fields, source.path, f"{position.unit} {position.done}")
 
 
-def _arrow_batches(data: object, fields: tuple[str, ...]) -> tuple[pa.Schema, Iterator[pa.RecordBatch]] | None:
+def _arrow_batches(data: object, fields: tuple[str, ...]):
     """The schema and record batches of a table-like object; None for other objects."""
+    import pyarrow as pa
+
+    from vocabrisk.corpus.columnar import BATCH_ROWS
+
     module, name = type(data).__module__.split(".")[0], type(data).__name__
     if isinstance(data, (pa.Table, pa.RecordBatch)):
         table = pa.Table.from_batches([data]) if isinstance(data, pa.RecordBatch) else data
@@ -107,7 +111,7 @@ def _arrow_batches(data: object, fields: tuple[str, ...]) -> tuple[pa.Schema, It
     return table.schema, iter(table.select(_present(table.schema, fields)).to_batches(BATCH_ROWS))
 
 
-def _present(schema: pa.Schema, fields: tuple[str, ...]) -> list[str]:
+def _present(schema, fields: tuple[str, ...]) -> list[str]:
     return [name for name in dict.fromkeys(fields) if schema.get_field_index(name) >= 0]
 
 
