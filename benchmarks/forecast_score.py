@@ -5,7 +5,7 @@
 Needs the suites (`forecast_suite.py`, for the texts the forecast reads) and the raw runs
 (`forecast_runs.py`, kept in the repo under docs/validity/v2/). Predictions are recomputed from
 counts every time, so a change to `vocabrisk/forecast.py` is re-scored in seconds; the raw runs
-never change. Writes docs/validity/v2/results.json and results.md.
+never change. Writes docs/validity/v2/results-<base>.json and .md.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-from scipy.stats import spearmanr
+from scipy.stats import rankdata, spearmanr
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -49,19 +49,16 @@ def plan_of(suite_plan: dict) -> TrainingPlan:
 
 
 def spearman_ci(x, y, seed: int = 0) -> dict:
-    """Spearman with a bootstrap 95% interval over candidates."""
+    """Spearman with a bootstrap 95% interval over candidates (all resamples ranked at once)."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     rho = float(spearmanr(x, y).statistic)
-    rng = np.random.default_rng(seed)
-    draws = []
-    for _ in range(BOOTSTRAP):
-        pick = rng.integers(0, len(x), len(x))
-        if len(set(pick)) < 3:
-            continue
-        value = spearmanr(x[pick], y[pick]).statistic
-        if np.isfinite(value):
-            draws.append(value)
-    low, high = np.percentile(draws, [2.5, 97.5]) if draws else (float("nan"), float("nan"))
+    pick = np.random.default_rng(seed).integers(0, len(x), (BOOTSTRAP, len(x)))
+    rx, ry = rankdata(x[pick], axis=1), rankdata(y[pick], axis=1)
+    rx, ry = rx - rx.mean(axis=1, keepdims=True), ry - ry.mean(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        draws = (rx * ry).sum(axis=1) / np.sqrt((rx**2).sum(axis=1) * (ry**2).sum(axis=1))
+    draws = draws[np.isfinite(draws)]
+    low, high = np.percentile(draws, [2.5, 97.5]) if len(draws) else (float("nan"), float("nan"))
     return {"rho": rho, "low": float(low), "high": float(high)}
 
 
@@ -143,6 +140,8 @@ class Base:
 
     def calibrate(self, ablate: str | None = None) -> Calibration:
         """The forecast's constants fitted on this base's probe runs (`vocabrisk.calibrate.fit`)."""
+        if len(self.names("probe")) < 2:
+            return Calibration(source="defaults: fewer than two probe runs finished")
         runs = []
         for name in self.names("probe"):
             bare = Calibration(kappa=1.0, head_gain=0.0, body_gain=0.0)
@@ -307,10 +306,11 @@ def main() -> int:
     if missing:
         print(f"forecast score: no runs or suite for {', '.join(missing)}; run forecast_suite.py and forecast_runs.py")
         return 2
-    results = [score_base(Base(b, print)) for b in args.bases]
-    (RAW / "results.json").write_text(json.dumps(results, indent=1) + "\n")
-    (RAW / "results.md").write_text(markdown(results))
-    print(markdown(results))
+    for base in args.bases:  # one file per base model, so each can be re-scored on its own
+        result = score_base(Base(base, print))
+        (RAW / f"results-{base}.json").write_text(json.dumps(result, indent=1) + "\n")
+        (RAW / f"results-{base}.md").write_text(markdown([result]))
+        print(markdown([result]))
     return 0
 
 

@@ -127,7 +127,7 @@ def test_rank_orders_candidates_and_reuses_saved_profiles(profiles, tmp_path):
 
     candidates = [str(saved), str(SAMPLES / "korean-notes.txt"), str(SAMPLES)]
     ranked = rank(candidates, "demo", SMALL_PLAN, scan_candidate=must_not_rescan)
-    forecasts = [r.summary.forecast.total for r in ranked]  # rank orders by the forecast
+    forecasts = [r.summary.forecast.head for r in ranked]  # rank orders by the head's forecast
     assert forecasts == sorted(forecasts)
     assert ranked[0].name == str(SAMPLES)
     row = ranked[0].row()

@@ -148,7 +148,7 @@ def _advice_panel(advice: Advice) -> Panel:
 
 def render_rank(rows: list[dict], risk: RiskResult, console: Console) -> None:
     table = _table(
-        "Candidates, least forecast forgetting first",
+        "Candidates, least forecast forgetting by the head first",
         [("#", "right"), ("candidate", "left"), ("tokens", "right"), ("skipped", "right"), ("forecast (nats)", "right"),
          ("band", "left"), ("used", "right"), ("starved", "right"), ("never seen", "right"), ("unigram KL", "right"),
          ("starved usage", "right"), ("level", "left"), ("epochs", "right"), ("risk sits in", "left")],
