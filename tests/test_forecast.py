@@ -167,10 +167,10 @@ def test_a_profile_keeps_its_old_text_and_every_summary_carries_the_forecast(tmp
     assert math.isclose(data["epochs"], PLAN.tokens_per_step * PLAN.steps / profile.total_tokens)
 
 
-def test_rank_orders_candidates_by_the_heads_forecast():
+def test_rank_orders_candidates_by_surprise_and_shows_the_forecast():
     ranked = rank([str(SAMPLES / "korean-notes.txt"), str(SAMPLES / "english-prose"), str(SAMPLES)], "demo", PLAN)
-    heads = [r.summary.forecast.head for r in ranked]
-    assert heads == sorted(heads)
+    surprise = [r.row()["baselines"]["unigram_kl"] for r in ranked]
+    assert surprise == sorted(surprise)
     assert all("forecast" in r.row() for r in ranked)
 
 

@@ -76,7 +76,7 @@ def _ranking(rows: list[dict]) -> str:
         for r in rows
     )
     return (
-        '<section id="ranking"><h2>Candidates, least forecast forgetting by the head first</h2>'
+        '<section id="ranking"><h2>Candidates, least surprising first (unigram KL: the best-validated ranking)</h2>'
         + plots.ranking(rows, salt="ranking")
         + "<table><tr><th>candidate</th><th>tokens</th><th>forecast (nats)</th><th>epochs</th><th>rows used</th>"
         + "<th>starved</th><th>starved usage</th>"

@@ -44,7 +44,12 @@ def bar(fraction: float, width: int = BAR_WIDTH) -> str:
 def render_markdown(report: Report) -> str:
     parts = [f"# {escape(report.title)}", ""]
     if len(report.profiles) > 1:
-        parts += ["## Candidates, least forecast forgetting by the head first", "", ranking_table(report.ranking), ""]
+        parts += [
+            "## Candidates, least surprising first (unigram KL: the best-validated ranking)",
+            "",
+            ranking_table(report.ranking),
+            "",
+        ]
     for p in report.profiles:
         parts += [profile_section(p, level=2), ""]
     return "\n".join(parts)

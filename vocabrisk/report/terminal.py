@@ -148,7 +148,7 @@ def _advice_panel(advice: Advice) -> Panel:
 
 def render_rank(rows: list[dict], risk: RiskResult, console: Console) -> None:
     table = _table(
-        "Candidates, least forecast forgetting by the head first",
+        "Candidates, least surprising first (unigram KL: the best-validated ranking)",
         [("#", "right"), ("candidate", "left"), ("tokens", "right"), ("skipped", "right"), ("forecast (nats)", "right"),
          ("band", "left"), ("used", "right"), ("starved", "right"), ("never seen", "right"), ("unigram KL", "right"),
          ("starved usage", "right"), ("level", "left"), ("epochs", "right"), ("risk sits in", "left")],
@@ -178,10 +178,11 @@ def render_rank(rows: list[dict], risk: RiskResult, console: Console) -> None:
             console.print(Text(f"{row['candidate']}: skipped {skipped_text(row['skipped'], example=False)}",
                                style="yellow"))  # fmt: skip
     console.print(
-        f"[dim]forecast: rise of mean loss on the base model's own text, in nats (docs/VALIDITY.md says how well "
-        f"it ranks) · prior: {risk.prior_source} · plan: {describe({'plan': risk.plan.to_dict()})} · epochs: how "
-        "many times the plan goes over each candidate · used, starved and never seen are shares of the head's "
-        "coverable rows · never seen and unigram KL are naive baselines[/]"
+        "[dim]order: unigram KL (how far the corpus's token usage is from the base model's), which ranked total "
+        "forgetting best on held-out runs; head/total: the forecast rise of loss on the base model's own text, in "
+        f"nats (docs/VALIDITY.md says how well each ranks) · prior: {risk.prior_source} · plan: "
+        f"{describe({'plan': risk.plan.to_dict()})} · epochs: how many times the plan goes over each candidate · "
+        "used, starved and never seen are shares of the head's coverable rows[/]"
     )
     for row in rows:
         for warning in row["warnings"]:
