@@ -124,6 +124,7 @@ def _facts(d: dict) -> str:
             f"{d['absent_rows']:,} never seen · {d['starved_rows']:,} starved",
         ),
         ("forecast", describe_forecast(d["forecast"])),
+        ("how well", d["forecast"]["how_well"]),
         ("starved usage", f"{d['risk']['score']:.3f} ({d['risk']['band']}) · prior: {d['risk']['prior']}"),
         ("plan", describe(d["risk"])),
         *(("warning", warning) for warning in d["warnings"]),

@@ -104,6 +104,7 @@ def facts(d: dict) -> str:
             f"- **coverage** {d['used_rows']:,} of {d['coverable_rows']:,} rows used ({d['used_share']:.1%}), "
             f"{d['absent_rows']:,} never seen, {d['starved_rows']:,} starved",
             f"- **forecast** {escape(describe_forecast(d['forecast']))}",
+            f"- **how well** {escape(d['forecast']['how_well'])}",
             f"- **starved usage** {d['risk']['score']:.3f} ({d['risk']['band']}); prior: {escape(d['risk']['prior'])}",
             f"- **plan** {escape(describe(d['risk']))}",
             *(f"- **warning** {escape(warning)}" for warning in d["warnings"]),

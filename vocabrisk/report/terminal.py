@@ -51,6 +51,7 @@ def render_scan(summary: Summary, advice: Advice, console: Console) -> None:
         f"{data['absent_rows']:,} never seen  ·  {data['starved_rows']:,} starved",
     )
     facts.add_row("forecast", Text(describe_forecast(data["forecast"]), style="bold"))
+    facts.add_row("", Text(data["forecast"]["how_well"], style="dim"))
     context = f"prior: {risk['prior']}  ·  share of the base's usage on rows the corpus starves"
     if risk["applies"]:
         risk_text = Text.assemble(
