@@ -178,12 +178,12 @@ def render_rank(rows: list[dict], risk: RiskResult, console: Console) -> None:
         if row["skipped"]["files"] or row["skipped"]["records"]:
             console.print(Text(f"{row['candidate']}: skipped {skipped_text(row['skipped'], example=False)}",
                                style="yellow"))  # fmt: skip
+    console.print(f"[dim]plan: {describe({'plan': risk.plan.to_dict()})} · prior: {risk.prior_source}[/]")
     console.print(
         "[dim]order: unigram KL (how far the corpus's token usage is from the base model's), which ranked total "
-        "forgetting best on held-out runs; head/total: the forecast rise of loss on the base model's own text, in "
-        f"nats (docs/VALIDITY.md says how well each ranks) · prior: {risk.prior_source} · plan: "
-        f"{describe({'plan': risk.plan.to_dict()})} · epochs: how many times the plan goes over each candidate · "
-        "used, starved and never seen are shares of the head's coverable rows[/]"
+        "forgetting best on held-out runs · head/total: the forecast rise of loss on the base model's own text, in "
+        "nats (docs/VALIDITY.md says how well each ranks) · epochs: how many times the plan goes over each "
+        "candidate · used, starved and never seen are shares of the head's coverable rows[/]"
     )
     for row in rows:
         for warning in row["warnings"]:
