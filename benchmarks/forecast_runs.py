@@ -73,11 +73,12 @@ def worker(
     smoke: bool,
     only: list[str],
 ) -> None:
+    import forecast_suite as suites
     import torch
     from transformers import AutoModelForCausalLM
 
     from vocabrisk.verify.measure import final_hidden, matrix_loss, output_matrix
-    from vocabrisk.verify.train import TrainConfig, finetune
+    from vocabrisk.verify.train import finetune
 
     suite = json.loads((folder / "suite.json").read_text())
     plan = suite["plan"]
@@ -109,20 +110,7 @@ def worker(
             heldout = windows_of(
                 tokens[f"{run['file']}/heldout"], plan["seq_len"], 2 if smoke else min(32, plan["old_windows"] // 2)
             )
-            config = TrainConfig(
-                steps=plan["steps"],
-                lr=plan["lr"],
-                tokens_per_step=plan["tokens_per_step"],
-                seq_len=plan["seq_len"],
-                beta1=plan["beta1"],
-                beta2=plan["beta2"],
-                eps=plan["eps"],
-                weight_decay=plan["weight_decay"],
-                warmup_steps=plan["warmup_steps"],
-                device=device,
-                bf16=plan["bf16"],
-                seed=seed,
-            )
+            config = suites.train_config(plan, device, seed)
             model = copy.deepcopy(base)
             torch.manual_seed(seed)
             result = finetune(model, train, config)

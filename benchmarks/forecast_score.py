@@ -26,26 +26,12 @@ import forecast_suite as suites
 
 from vocabrisk.calibrate import ProbeRun, fit
 from vocabrisk.forecast import Calibration, competition, forecast
-from vocabrisk.plan import TrainingPlan
 from vocabrisk.risk import assess, exposure, never_seen_share, unigram_kl
 from vocabrisk.verify.metrics import auroc, top_share
 
 RAW = suites.data.REPO / "docs" / "validity" / "v2"
 BOOTSTRAP = 2000
 ABLATIONS = ("no locality", "no rise", "no step size", "never-seen for exposure", "no repetition")
-
-
-def plan_of(suite_plan: dict) -> TrainingPlan:
-    return TrainingPlan(
-        tokens_per_step=suite_plan["tokens_per_step"],
-        steps=suite_plan["steps"],
-        learning_rate=suite_plan["lr"],
-        warmup_steps=suite_plan["warmup_steps"],
-        beta1=suite_plan["beta1"],
-        beta2=suite_plan["beta2"],
-        eps=suite_plan["eps"],
-        weight_decay=suite_plan["weight_decay"],
-    )
 
 
 def spearman_ci(x, y, seed: int = 0) -> dict:
@@ -72,7 +58,7 @@ class Base:
         folder = suites.CACHE / name
         self.name = name
         self.suite = json.loads((folder / "suite.json").read_text())
-        self.plan = plan_of(self.suite["plan"])
+        self.plan = suites.train_config(self.suite["plan"]).plan()
         self.loaded = load_model(self.suite["model"])
         old = [str(folder / "old.jsonl")]  # the forecast reads the old text as `vocabrisk scan --reference` keeps it
         self.measured = defaultdict(list)

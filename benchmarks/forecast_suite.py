@@ -75,6 +75,26 @@ DIRECTIVE = re.compile(r"^#\s*\w+.*$", re.MULTILINE)
 QUOTED = re.compile(r"[»„\"][^»«„“\"\n]{3,200}[«“\"]")
 
 
+def train_config(plan: dict, device: str = "cpu", seed: int = 0):
+    """The fine-tuning run a suite's plan (`Plan` as saved in suite.json) describes."""
+    from vocabrisk.verify.train import TrainConfig
+
+    return TrainConfig(
+        steps=plan["steps"],
+        lr=plan["lr"],
+        tokens_per_step=plan["tokens_per_step"],
+        seq_len=plan["seq_len"],
+        beta1=plan["beta1"],
+        beta2=plan["beta2"],
+        eps=plan["eps"],
+        weight_decay=plan["weight_decay"],
+        warmup_steps=plan["warmup_steps"],
+        device=device,
+        bf16=plan["bf16"],
+        seed=seed,
+    )
+
+
 def _bounded(chunks: list[str]) -> list[str]:
     """Chunks of at most about CHUNK_CHARS: texts without paragraph breaks are cut at line ends."""
     out = []

@@ -24,7 +24,6 @@ from vocabrisk.corpus import ReadOptions
 from vocabrisk.counting import SpecialTokenPolicy
 from vocabrisk.errors import InputError
 from vocabrisk.forecast import Calibration, Drive, competition, model_key, save_calibration
-from vocabrisk.plan import TrainingPlan
 from vocabrisk.risk import assess
 from vocabrisk.scan import LoadedModel, load_model, scan
 from vocabrisk.verify.data import load_streams, read_documents, windows
@@ -40,20 +39,6 @@ class CalibrationResult:
     calibration: Calibration
     path: Path | None
     runs: list[dict]
-
-
-def plan_of(config: TrainConfig) -> TrainingPlan:
-    """The forecast's plan for a probe run."""
-    return TrainingPlan(
-        tokens_per_step=config.tokens_per_step,
-        steps=config.steps,
-        learning_rate=config.lr,
-        warmup_steps=config.warmup_steps,
-        beta1=config.beta1,
-        beta2=config.beta2,
-        eps=config.eps,
-        weight_decay=config.weight_decay,
-    )
 
 
 def calibrate(
@@ -80,7 +65,7 @@ def calibrate(
         )
     reference = reference or [str(loaded.bundled_reference)]
     base = load_causal_lm(loaded, config.device)
-    plan = plan_of(config)
+    plan = config.plan()
     runs, measured = [], []
     with tempfile.TemporaryDirectory(prefix="vocabrisk-calibrate-") as tmp:
         for path in probes:

@@ -23,7 +23,6 @@ from vocabrisk.advice import head_epsilon
 from vocabrisk.corpus import ReadOptions
 from vocabrisk.counting import SpecialTokenPolicy
 from vocabrisk.errors import InputError, ModelError
-from vocabrisk.plan import TrainingPlan
 from vocabrisk.risk import never_seen_share, unigram_kl
 from vocabrisk.scan import LoadedModel, load_model, scan
 from vocabrisk.summary import Summary
@@ -91,16 +90,7 @@ def verify(
         profile = scan(
             list(inputs), loaded, read_options=read_options, policy=policy, strict=strict, reference=scan_reference
         )
-    plan = TrainingPlan(
-        tokens_per_step=tc.batch_size * tc.seq_len,
-        steps=tc.steps,
-        learning_rate=tc.lr,
-        warmup_steps=tc.warmup_steps,
-        beta1=tc.beta1,
-        beta2=tc.beta2,
-        eps=tc.eps,
-        weight_decay=tc.weight_decay,
-    )
+    plan = tc.plan()
     summary = Summary.of(profile, plan)
     risk = summary.risk
 

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
+from vocabrisk.plan import TrainingPlan
 from vocabrisk.verify.data import sample_batch
 from vocabrisk.verify.mitigation import DEFAULT_EPS, find_head, head_eps_param_groups
 
@@ -42,6 +43,19 @@ class TrainConfig:
 
     def to_dict(self) -> dict:
         return {**asdict(self), "batch_size": self.batch_size}
+
+    def plan(self) -> TrainingPlan:
+        """The training plan this run carries out, as risk and forecast read it (whole windows per step)."""
+        return TrainingPlan(
+            tokens_per_step=self.batch_size * self.seq_len,
+            steps=self.steps,
+            learning_rate=self.lr,
+            warmup_steps=self.warmup_steps,
+            beta1=self.beta1,
+            beta2=self.beta2,
+            eps=self.eps,
+            weight_decay=self.weight_decay,
+        )
 
 
 @dataclass
