@@ -80,7 +80,7 @@ def test_folder_of_unsupported_files_is_an_input_error_saying_why(tmp_path):
 
 
 def test_no_inputs_at_all_is_an_input_error():
-    with pytest.raises(InputError):
+    with pytest.raises(InputError, match="no readable files"):
         discover([])
 
 
@@ -104,7 +104,7 @@ def test_named_file_without_extension_asks_for_input_format(tmp_path):
 def test_one_missing_input_fails_even_next_to_good_ones(tmp_path):
     good = tmp_path / "a.txt"
     good.write_text("x")
-    with pytest.raises(InputError):
+    with pytest.raises(InputError, match=r"input not found: .*b\.txt"):
         discover([str(good), str(tmp_path / "b.txt")])
 
 

@@ -113,7 +113,7 @@ def test_strict_fails_in_a_worker_with_the_file_and_line(corpus):
 
 
 def test_stdin_cannot_go_to_worker_processes(corpus):
-    with pytest.raises(EngineError):
+    with pytest.raises(EngineError, match="standard input can only be counted in this process"):
         scan(["-", *corpus], "demo", engine=LocalEngine(workers=2))
 
 

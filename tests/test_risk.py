@@ -66,7 +66,6 @@ def test_demo_profiles_use_the_bundled_reference_as_prior(profiles):
 def test_risk_is_the_prior_weighted_exposure(profiles):
     result = assess(profiles["korean-notes.txt"], SMALL_PLAN)
     assert result.score == pytest.approx(float(np.sum(result.prior * result.exposure)))
-    assert 0 <= result.score <= 1
 
 
 def test_narrow_corpora_are_riskier_than_their_mix(profiles):
@@ -105,7 +104,7 @@ def test_mixing_a_named_replay_corpus_uses_its_counts(profiles):
 
 def test_head_epsilon_keeps_most_of_the_step_of_covered_rows(profiles):
     eps = head_epsilon(Summary.of(profiles["korean-notes.txt"], SMALL_PLAN))
-    assert eps is not None
+    assert eps, "a narrow corpus gets a head-eps recommendation"
     kept = eps["covered_gradient"] / (eps["covered_gradient"] + eps["value"])
     assert 0.93 < kept < 0.97  # 95%, up to rounding eps to one significant figure
     assert eps["hidden_scale_from"] == "final norm gain"

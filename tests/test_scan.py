@@ -145,8 +145,9 @@ def test_unknown_model_exits_2():
 
 def test_only_binary_or_unsupported_files_is_an_input_error(tmp_path):
     (tmp_path / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0")
-    with pytest.raises(InputError):
+    with pytest.raises(InputError, match="no readable files") as caught:
         scan([str(tmp_path)], "demo")
+    assert "unsupported file type '.png'" in caught.value.hint
 
 
 def test_out_folder_that_is_not_a_profile_is_never_overwritten(tmp_path):
@@ -166,7 +167,7 @@ def test_failed_save_leaves_no_half_written_profile(sample_profile, tmp_path, mo
         raise OSError("disk full")
 
     monkeypatch.setattr(pq, "write_table", broken)
-    with pytest.raises(OSError):
+    with pytest.raises(OSError, match="disk full"):
         sample_profile.save(tmp_path / "out")
     assert list(tmp_path.iterdir()) == []
 

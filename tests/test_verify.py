@@ -59,7 +59,9 @@ def test_starved_rows_drift_more_than_fed_rows_and_the_scan_named_them(korean):
     assert rows["starved"][top].mean() > 0.9, "the rows that drifted most are rows the scan called starved"
     agreement = korean.report["agreement"]
     assert agreement["auroc_top"] > 0.5 and agreement["spearman"] > 0
-    assert 0 <= agreement["precision_at_k"] <= 1
+    # exposure ties every never-seen row, so its top k is a random pick among them: barely above the
+    # base rate, though nine in ten of the rows that drift most are rows it called starved
+    assert agreement["precision_at_k"] > agreement["top_share"]
 
 
 def test_the_head_eps_run_differs_in_the_head_eps_alone_and_moves_starved_rows_less(korean):

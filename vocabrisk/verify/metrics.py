@@ -39,7 +39,16 @@ def top_share(values, share: float) -> np.ndarray:
 
 
 def precision_at_k(scores, labels, k: int) -> float:
-    """Share of the k highest-scoring entries that are positives (ties broken by position)."""
-    labels = np.asarray(labels, dtype=bool)
-    top = np.argsort(-np.asarray(scores), kind="stable")[: max(1, k)]
-    return float(labels[top].mean())
+    """Share of positives among the k highest-scoring entries, in expectation over the order of ties.
+
+    Rows tied at the cut-off each fill a slot with equal chance, so a predictor that ties many rows
+    (exposure ties every never-seen token) gets the precision of a random pick among its tied rows
+    rather than whatever the rows' positions happen to give.
+    """
+    scores, labels = np.asarray(scores, dtype=float), np.asarray(labels, dtype=bool)
+    k = min(max(1, k), scores.size)
+    cut = np.sort(scores)[::-1][k - 1]
+    above, tied = scores > cut, scores == cut
+    slots_left = k - int(above.sum())
+    hits = labels[above].sum() + labels[tied].sum() * slots_left / int(tied.sum())
+    return float(hits / k)
