@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from vocabrisk import Profile, scan
 from vocabrisk.cli import main
+from vocabrisk.outputs import OutputError, atomic_file, atomic_folder, write_atomic
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
 KOREAN = str(SAMPLES / "korean-notes.txt")
@@ -158,6 +159,30 @@ def test_saved_profiles_and_reports_follow_the_umask(tmp_path):
     assert stat.S_IMODE((tmp_path / "p").stat().st_mode) == 0o755
     assert stat.S_IMODE((tmp_path / "p" / "profile.json").stat().st_mode) == 0o644
     assert stat.S_IMODE((tmp_path / "r" / "gate.xml").stat().st_mode) == 0o644
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary_one(tmp_path):
+    target = tmp_path / "result.json"
+    write_atomic(target, "old\n")
+    with pytest.raises(RuntimeError, match="killed"), atomic_file(target, text=True) as file:
+        file.write("half of the new")
+        raise RuntimeError("killed mid-write")
+    assert target.read_text() == "old\n" and [p.name for p in tmp_path.iterdir()] == ["result.json"]
+    with pytest.raises(OutputError, match="cannot write the report"):
+        write_atomic(tmp_path / "result.json" / "under-a-file.md", "x", "report")
+
+
+def test_a_failed_folder_write_leaves_the_old_folder_and_no_staging(tmp_path):
+    target = tmp_path / "profile"
+    with atomic_folder(target) as staging:
+        (staging / "a.txt").write_text("old")
+    with pytest.raises(RuntimeError, match="killed"), atomic_folder(target) as staging:
+        (staging / "a.txt").write_text("new")
+        raise RuntimeError("killed mid-write")
+    assert (target / "a.txt").read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["profile"]
+    with atomic_folder(target) as staging:
+        (staging / "b.txt").write_text("new")
+    assert [p.name for p in target.iterdir()] == ["b.txt"] and [p.name for p in tmp_path.iterdir()] == ["profile"]
 
 
 def test_an_unexpected_error_is_exit_2_without_traceback_unless_debug(monkeypatch):

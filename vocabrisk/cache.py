@@ -11,13 +11,13 @@ only costs the time to compute again: it never fails a command.
 from __future__ import annotations
 
 import os
-import tempfile
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from vocabrisk._version import __version__
+from vocabrisk.outputs import atomic_file
 
 VERSION_KEY = "__vocabrisk_version__"
 
@@ -47,15 +47,9 @@ def load_arrays(kind: str, key: str) -> dict[str, np.ndarray] | None:
 def store_arrays(kind: str, key: str, arrays: dict[str, np.ndarray]) -> Path | None:
     """Save `arrays` under `key`, atomically; None where the cache folder is not writable."""
     path = entry_path(kind, key)
-    staging = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, staging = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "wb") as file:
+        with atomic_file(path) as file:
             np.savez(file, **arrays, **{VERSION_KEY: np.array(__version__)})
-        os.replace(staging, path)
     except OSError:
-        if staging is not None:
-            Path(staging).unlink(missing_ok=True)
         return None
     return path

@@ -394,7 +394,7 @@ def gate_command(ctx, inputs, plan_flags, max_forgetting, max_risk, max_starved_
     """
     from vocabrisk.config import load_config
     from vocabrisk.gate import Thresholds, evaluate
-    from vocabrisk.report.atomic import write_text_atomic
+    from vocabrisk.outputs import write_atomic
     from vocabrisk.report.ci import format_result, render_text
 
     config = load_config(Path(config_file) if config_file else None)
@@ -428,7 +428,7 @@ def gate_command(ctx, inputs, plan_flags, max_forgetting, max_risk, max_starved_
                       baseline_name=str(baseline), config=str(config.path) if config.path else None)  # fmt: skip
     data = result.to_dict()
     for name, path in outputs:
-        write_text_atomic(path, format_result(data, name))
+        write_atomic(path, format_result(data, name), "report")
     if output_format == "text":
         render_text(data, _stdout())
     else:
@@ -513,7 +513,7 @@ def report_command(profiles, plan_flags, html_path, markdown_path, config_file):
     comes from flags, else from the same configuration file as the gate's limits.
     """
     from vocabrisk.config import load_config
-    from vocabrisk.report.atomic import write_text_atomic
+    from vocabrisk.outputs import write_atomic
     from vocabrisk.report.content import build_report
     from vocabrisk.report.html import render_html
     from vocabrisk.report.markdown import render_markdown
@@ -529,7 +529,7 @@ def report_command(profiles, plan_flags, html_path, markdown_path, config_file):
         if path == "-":
             click.echo(render(report), nl=False)
         elif path:
-            write_text_atomic(path, render(report))
+            write_atomic(path, render(report), "report")
             err.print(f"wrote {path}")
 
 

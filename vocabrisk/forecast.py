@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from vocabrisk._version import __version__
+from vocabrisk.outputs import write_atomic
 
 CONTEXT_RADIUS = 32  # tokens either side: about a paragraph
 POSITION_STRIDE = 4  # old positions read: every 4th (their neighbourhoods overlap by 61 of 65 tokens)
@@ -116,11 +117,7 @@ def load_calibration(fingerprint: str | None) -> Calibration:
 
 def save_calibration(calibration: Calibration) -> Path:
     path = calibration_path(calibration.fingerprint or "unknown")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    staging = path.with_suffix(f".{os.getpid()}.tmp")
-    staging.write_text(json.dumps(calibration.to_dict(), indent=1) + "\n", encoding="utf-8")
-    os.replace(staging, path)
-    return path
+    return write_atomic(path, json.dumps(calibration.to_dict(), indent=1) + "\n", "calibration")
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Where results go: checked before a long run starts, created with the user's permissions.
+"""Where results go: checked before a long run starts, written whole, created with the user's permissions.
 
 A scan can run for hours; finding only at its end that `--out` is read-only, or that it
 would silently replace the baseline a gate compares with, wastes the run. So every output
@@ -6,13 +6,22 @@ path is checked first, by creating and removing a probe file where the output wi
 only test that holds for root, network file systems and read-only mounts alike). Folders and
 files are created with the modes the umask gives, like any other tool's output, not the
 private 0700/0600 of temporary files they are staged in.
+
+Every file and folder vocabrisk writes for later reading (profiles, reports, checkpoints,
+caches) is written whole or not at all: staged under a hidden temporary name beside its
+target and renamed over it, so that a reader, a resumed scan or a killed process never meets
+half of one (`atomic_file`, `write_atomic`, `atomic_folder`).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 from vocabrisk.errors import VocabriskError
 
@@ -26,6 +35,70 @@ def umask_mode(base: int = 0o666) -> int:
     mask = os.umask(0)
     os.umask(mask)
     return base & ~mask
+
+
+@contextmanager
+def atomic_file(path: Path | str, text: bool = False, sync: bool = False) -> Iterator[IO]:
+    """A file (binary, or UTF-8 `text` with "\\n" line ends) that appears at `path` only once whole.
+
+    It is written under a hidden temporary name in the same folder (created if missing),
+    flushed to disk with `sync` (for files a run resumes from after a crash), given the
+    umask's mode and renamed over `path`; on any error the temporary file is removed and
+    `path` is left as it was. OSError propagates.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, staging = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        opened = os.fdopen(fd, "w", encoding="utf-8", newline="\n") if text else os.fdopen(fd, "wb")
+        with opened as file:
+            yield file
+            if sync:
+                file.flush()
+                os.fsync(file.fileno())
+        os.chmod(staging, umask_mode())
+        os.replace(staging, path)
+    except BaseException:
+        Path(staging).unlink(missing_ok=True)
+        raise
+
+
+def write_atomic(path: Path | str, content: str | bytes, what: str = "file") -> Path:
+    """Write `content` to `path` whole or not at all (`atomic_file`); OutputError naming `what` if it cannot."""
+    try:
+        with atomic_file(path, text=isinstance(content, str)) as file:
+            file.write(content)
+    except OSError as exc:
+        message = f"{path}: cannot write the {what} ({exc.strerror or exc})"
+        raise OutputError(message, hint="choose a writable path") from exc
+    return Path(path)
+
+
+@contextmanager
+def atomic_folder(path: Path | str) -> Iterator[Path]:
+    """A folder, filled in the `with` block, that replaces `path` only once complete.
+
+    It is staged as a hidden folder beside `path` with the umask's mode; at the end of the
+    block whatever is at `path` is moved aside, the staged folder renamed into place and the
+    old one deleted, so `path` holds the old folder or the new one, never a mix. On any
+    error the staged folder is deleted and `path` left as it was.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+    try:
+        staging.chmod(umask_mode(0o777))
+        yield staging
+        if path.exists():
+            old = path.with_name(f".{path.name}.old-{os.getpid()}")
+            path.rename(old)
+            staging.rename(path)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            staging.rename(path)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
 
 
 def check_writable(path: Path | str, what: str = "report", folder: bool = False) -> None:

@@ -16,9 +16,6 @@ Profiles of the same tokenizer and policy add, which is how shards and workers m
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,7 +25,7 @@ from vocabrisk._version import __version__
 from vocabrisk.counting.counts import TokenCounts
 from vocabrisk.errors import ProfileError
 from vocabrisk.forecast import OldText
-from vocabrisk.outputs import umask_mode
+from vocabrisk.outputs import atomic_folder
 from vocabrisk.skips import SkipTally
 
 PROFILE_JSON = "profile.json"
@@ -172,10 +169,12 @@ class Profile:
         folder = Path(folder)
         if not overwrite and is_profile(folder):
             raise ProfileError(f"{folder}: a saved profile is already there", hint="add --force to replace it")
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
-        try:
-            staging.chmod(umask_mode(0o777))  # mkdtemp makes it private; the profile is not
+        if folder.exists() and not is_profile(folder) and any(folder.iterdir()):
+            raise ProfileError(
+                f"{folder}: exists and is not a vocabrisk profile; refusing to overwrite it",
+                hint="choose an empty or new --out folder",
+            )
+        with atomic_folder(folder) as staging:
             import pyarrow as pa  # here, not at import: commands that save no profile start faster
             import pyarrow.parquet as pq
 
@@ -199,10 +198,6 @@ class Profile:
                     staging / OLD_TEXT_NPZ, ids=self.old_text.ids.astype(np.uint32), starts=self.old_text.starts
                 )
             (staging / PROFILE_JSON).write_text(json.dumps(self.metadata(), indent=2, ensure_ascii=False) + "\n")
-            _replace_folder(staging, folder)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
         return folder
 
     @classmethod
@@ -264,19 +259,3 @@ MAX_SKIP_EXAMPLES = 20
 def is_profile(path: Path | str) -> bool:
     path = Path(path)
     return path.is_dir() and (path / PROFILE_JSON).exists()
-
-
-def _replace_folder(staging: Path, target: Path) -> None:
-    """Move a finished folder into place; an existing profile there is replaced, never mixed."""
-    if target.exists():
-        if not is_profile(target) and any(target.iterdir()):
-            raise ProfileError(
-                f"{target}: exists and is not a vocabrisk profile; refusing to overwrite it",
-                hint="choose an empty or new --out folder",
-            )
-        old = target.with_name(f".{target.name}.old-{os.getpid()}")
-        target.rename(old)
-        staging.rename(target)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        staging.rename(target)

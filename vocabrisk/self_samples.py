@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +20,7 @@ import numpy as np
 
 from vocabrisk.errors import ModelError
 from vocabrisk.model.resolve import ModelFiles
+from vocabrisk.outputs import atomic_file
 
 
 @dataclass(frozen=True)
@@ -57,10 +57,8 @@ def self_sample_counts(files: ModelFiles, vocab_size: int, start_id: int, plan: 
         if counts.shape == (vocab_size,):
             return counts
     counts = _generate_counts(files, vocab_size, start_id, plan)
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(dir=cached.parent, suffix=".npy", delete=False) as tmp:
-        np.save(tmp, counts)
-    os.replace(tmp.name, cached)
+    with atomic_file(cached) as file:
+        np.save(file, counts)
     return counts
 
 

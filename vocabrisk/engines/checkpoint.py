@@ -12,14 +12,9 @@ A shard that failed is not written, so that resuming counts it again.
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 import zipfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO
 
 import numpy as np
 
@@ -27,7 +22,7 @@ from vocabrisk.corpus import Skipped
 from vocabrisk.counting import TokenCounts
 from vocabrisk.engines.shards import Shard, ShardResult
 from vocabrisk.errors import InputError
-from vocabrisk.outputs import umask_mode
+from vocabrisk.outputs import atomic_file
 from vocabrisk.skips import SkipTally
 
 SCAN_JSON = "scan.json"
@@ -68,7 +63,8 @@ class Checkpoint:
             raise InputError(f"{folder}: exists and is not a checkpoint folder", hint=_NEW_FOLDER_HINT)
         else:
             (folder / SHARDS).mkdir(parents=True, exist_ok=True)
-            _write_atomically(existing, (json.dumps(identity, indent=1) + "\n").encode("utf-8"))
+            with atomic_file(existing, text=True, sync=True) as file:
+                file.write(json.dumps(identity, indent=1) + "\n")
         return checkpoint
 
     def done(self) -> dict[int, ShardResult]:
@@ -94,7 +90,7 @@ class Checkpoint:
             "skip_examples": [[s.source, s.locator, s.reason, s.size] for s in result.skip_examples],
         }
         path = self.folder / SHARDS / f"{result.index:08d}.npz"
-        with _atomic_file(path) as file:
+        with atomic_file(path, sync=True) as file:
             np.savez_compressed(file, counts=result.counts.counts, meta=np.array(json.dumps(meta)))
 
     def _load(self, path: Path, index: int) -> ShardResult | None:
@@ -134,25 +130,3 @@ def _sources_change(earlier: list, now: list) -> str:
         if before != after:
             return f": {before[0]} was {before[1:]}, now {after[0]} {after[1:]}"
     return f": {len(earlier)} inputs then, {len(now)} now"
-
-
-@contextmanager
-def _atomic_file(path: Path) -> Iterator[BinaryIO]:
-    """A binary file that appears at `path` only once it is whole: written under a hidden
-    temporary name in the same folder, flushed to disk, then renamed over `path`."""
-    file = tempfile.NamedTemporaryFile(dir=path.parent, prefix=".", suffix=".tmp", delete=False)  # noqa: SIM115 - kept past close, to rename
-    try:
-        with file:
-            yield file
-            file.flush()
-            os.fsync(file.fileno())
-        os.chmod(file.name, umask_mode())
-        os.replace(file.name, path)
-    finally:
-        if os.path.exists(file.name):
-            os.unlink(file.name)
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    with _atomic_file(path) as file:
-        file.write(data)

@@ -19,6 +19,7 @@ from vocabrisk.engines.pipeline import Pieces, batches, in_background
 from vocabrisk.engines.shards import Shard, ShardResult, UserFailure, strict_error
 from vocabrisk.errors import VocabriskError
 from vocabrisk.model.vocabulary import read_tokenizer_file
+from vocabrisk.outputs import write_atomic
 from vocabrisk.profile import MAX_SKIP_EXAMPLES
 from vocabrisk.skips import SkipTally
 
@@ -57,13 +58,9 @@ class CountJob:
 def _materialise(text: str, digest: str) -> Path:
     """The tokenizer as a file (tokenizers loads from files), named by its content so that
     processes sharing a machine share it and a half-written one is never used."""
-    folder = Path(tempfile.gettempdir()) / f"vocabrisk-{os.getuid()}"
-    folder.mkdir(exist_ok=True)
-    path = folder / f"tokenizer-{digest[:32]}.json"
+    path = Path(tempfile.gettempdir()) / f"vocabrisk-{os.getuid()}" / f"tokenizer-{digest[:32]}.json"
     if not path.exists():
-        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=folder, delete=False, suffix=".tmp") as file:
-            file.write(text)
-        os.replace(file.name, path)
+        write_atomic(path, text, "tokenizer")
     return path
 
 

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from vocabrisk.errors import ModelError
+from vocabrisk.outputs import write_atomic
 
 SUFFIX = ".gguf"
 INSTALL_HINT = "pip install 'vocabrisk[gguf]'"
@@ -127,7 +128,7 @@ def _converted_at(path: Path, size: int, mtime_ns: int) -> dict:
     folder, config = _write_folder(reader, path)
     head, note = _head(reader, path)
     record = {"folder": str(folder), "config": config, "head": head, "note": note}
-    _write_atomically(index, json.dumps(record))
+    write_atomic(index, json.dumps(record), "GGUF index")
     return record
 
 
@@ -138,12 +139,6 @@ def _converted(path: Path) -> dict:
         raise ModelError(f"{path}: cannot read the GGUF file ({exc.strerror})", hint="check the path") from exc
     record = _converted_at(path.resolve(), status.st_size, status.st_mtime_ns)
     return json.loads(json.dumps(record))  # a copy: callers may change theirs
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, delete=False, suffix=".tmp") as file:
-        file.write(text)
-    os.replace(file.name, path)
 
 
 def _write_folder(reader, path: Path) -> tuple[Path, dict]:
