@@ -9,24 +9,21 @@ moment the worker dies, however it dies.
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import signal
 import socket
 import subprocess
 import sys
-from collections import deque
 from collections.abc import Iterator, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING
 
-from vocabrisk.engines.shards import Retries, Shard, ShardResult, UserFailure, failed_result
+from vocabrisk.engines.shards import Shard, ShardQueue, ShardResult, UserFailure
 from vocabrisk.engines.work import CountJob
 
 if TYPE_CHECKING:
     from vocabrisk.scan import ScanProgress
 
-log = logging.getLogger("vocabrisk")
 _STOP_SECONDS = 5
 # The worker imports vocabrisk from where this process does: it gets this process's sys.path.
 _BOOT = "import sys; sys.path[:] = sys.argv[2:]; from vocabrisk.engines.worker import main; main()"
@@ -37,15 +34,15 @@ def count_in_processes(
 ) -> Iterator[ShardResult]:
     """Results of `shards` as the workers finish them (in no fixed order)."""
     threads = max(1, (os.cpu_count() or 1) // workers)
-    todo, retries = deque(shards), Retries(attempts)
+    queue = ShardQueue(shards, job.vocab_size, attempts)
     pool = [_Worker(job, threads) for _ in range(workers)]
     try:
-        while todo or any(worker.shard for worker in pool):
+        while queue.todo or any(worker.shard for worker in pool):
             for index, worker in enumerate(pool):
-                if worker.shard is None and todo:
+                if worker.shard is None and queue.todo:
                     if worker.dead:
                         worker = pool[index] = _Worker(job, threads)
-                    worker.give(todo.popleft())
+                    worker.give(queue.todo.popleft())
             busy = [worker for worker in pool if worker.shard]
             ready = wait([worker.conn for worker in busy])
             for worker in busy:
@@ -59,12 +56,8 @@ def count_in_processes(
                     yield outcome
                 elif isinstance(outcome, UserFailure):
                     raise outcome.error()
-                else:
-                    log.warning("counting %s failed: %s", shard.source.path, outcome)
-                    if retries.again(shard):
-                        todo.appendleft(shard)
-                    else:
-                        yield failed_result(shard, job.vocab_size, attempts, outcome)
+                elif given_up := queue.failed(shard, outcome):
+                    yield given_up
     finally:
         for worker in pool:
             worker.stop()

@@ -14,18 +14,16 @@ shards must be readable from every node: URLs, or paths on a shared file system.
 from __future__ import annotations
 
 import logging
-from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from vocabrisk.engines.shards import ATTEMPTS, EngineError, Retries, Shard, ShardResult, UserFailure, failed_result
+from vocabrisk.engines.shards import ATTEMPTS, EngineError, Shard, ShardQueue, ShardResult, UserFailure
 from vocabrisk.engines.work import CountJob, count_in_worker, limit_threads
 
 if TYPE_CHECKING:
     from vocabrisk.scan import ScanProgress
 
-log = logging.getLogger("vocabrisk")
 INSTALL_HINT = "pip install 'vocabrisk[ray]'"
 IN_FLIGHT_PER_CPU = 2  # tasks queued per CPU, so that no worker waits for the driver between shards
 
@@ -67,23 +65,19 @@ class RayEngine:
         task = ray.remote(_count_task).options(num_cpus=1, max_retries=0)
         job_ref = ray.put(job)
         slots = self.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        todo, running, retries = deque(shards), {}, Retries(self.attempts)
+        queue, running = ShardQueue(shards, job.vocab_size, self.attempts), {}
         try:
-            while todo or running:
-                while todo and len(running) < slots * IN_FLIGHT_PER_CPU:
-                    shard = todo.popleft()
+            while queue.todo or running:
+                while queue.todo and len(running) < slots * IN_FLIGHT_PER_CPU:
+                    shard = queue.todo.popleft()
                     running[task.remote(job_ref, shard)] = shard
                 (ref,), _ = ray.wait(list(running), num_returns=1)
                 shard = running.pop(ref)
                 try:
                     outcome = ray.get(ref)
                 except ray.exceptions.RayError as exc:
-                    cause = _cause(exc)
-                    log.warning("counting %s failed: %s", shard.source.path, cause)
-                    if retries.again(shard):
-                        todo.appendleft(shard)
-                    else:
-                        yield failed_result(shard, job.vocab_size, self.attempts, cause)
+                    if given_up := queue.failed(shard, _cause(exc)):
+                        yield given_up
                     continue
                 if isinstance(outcome, UserFailure):
                     raise outcome.error()

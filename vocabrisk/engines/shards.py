@@ -7,7 +7,9 @@ many workers the shards were counted.
 
 from __future__ import annotations
 
-from collections import Counter
+import logging
+from collections import Counter, deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from vocabrisk.corpus import Skipped, Source
@@ -15,6 +17,7 @@ from vocabrisk.counting import TokenCounts
 from vocabrisk.errors import InputError, VocabriskError
 from vocabrisk.skips import SkipTally
 
+log = logging.getLogger("vocabrisk")
 ATTEMPTS = 3  # a shard whose worker dies or fails is counted at most this often
 
 
@@ -51,18 +54,25 @@ def failed_result(shard: Shard, vocab_size: int, attempts: int, cause: str) -> S
     return ShardResult(shard.index, TokenCounts.zeros(vocab_size), SkipTally.of([skip]), [skip], failed=True)
 
 
-class Retries:
-    """Counts the failures of each shard; a shard may go back to the queue until it has
-    failed `limit` times."""
+class ShardQueue:
+    """The shards still to count. A shard whose counting failed goes back to the front of
+    the queue until it has failed `attempts` times; then it is given up on, and reported."""
 
-    def __init__(self, limit: int = ATTEMPTS):
-        self.limit = limit
+    def __init__(self, shards: Iterable[Shard], vocab_size: int, attempts: int = ATTEMPTS):
+        self.todo = deque(shards)
+        self.vocab_size = vocab_size
+        self.attempts = attempts
         self._failures: Counter[int] = Counter()
 
-    def again(self, shard: Shard) -> bool:
-        """Record one more failure of `shard`; whether it should be tried again."""
+    def failed(self, shard: Shard, cause: str) -> ShardResult | None:
+        """Record (and log) one more failure of `shard`: None when it is queued again, else
+        the result that reports it given up on."""
+        log.warning("counting %s failed: %s", shard.source.path, cause)
         self._failures[shard.index] += 1
-        return self._failures[shard.index] < self.limit
+        if self._failures[shard.index] < self.attempts:
+            self.todo.appendleft(shard)
+            return None
+        return failed_result(shard, self.vocab_size, self.attempts, cause)
 
 
 @dataclass(frozen=True)
