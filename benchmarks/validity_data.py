@@ -15,14 +15,18 @@ import json
 import math
 import random
 import re
+import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "scripts"))
+
+from byte_level_bpe import EOT, train_tokenizer  # noqa: E402 - scripts/, put on the path above
+
 SHARED = REPO.parent / "shared" / "data" / "corpora"
 CACHE = REPO / "benchmarks" / ".cache" / "validity"
-EOT = "<|endoftext|>"
 CHUNK_CHARS = 1500
 SPLITS = {"pretrain": 0.55, "reference": 0.10, "finetune": 0.35}
 
@@ -105,24 +109,6 @@ def write_jsonl(path: Path, texts: list[str]) -> Path:
         for text in texts:
             fh.write(json.dumps({"text": text}, ensure_ascii=False) + "\n")
     return path
-
-
-def train_tokenizer(texts: list[str], vocab_size: int):
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-
-    tokenizer = Tokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tokenizer.decoder = decoders.ByteLevel()
-    tokenizer.post_processor = processors.ByteLevel(trim_offsets=False)
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size,
-        min_frequency=2,
-        special_tokens=[EOT],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    tokenizer.train_from_iterator(texts, trainer=trainer)
-    return tokenizer
 
 
 def gpt2_config(spec: BaseSpec):

@@ -26,13 +26,13 @@ import make_sample_corpora as corpora
 import tokenizers
 import torch
 import transformers
+from byte_level_bpe import EOT, train_tokenizer
 from safetensors import safe_open
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+from tokenizers import Tokenizer
 from transformers import AutoModelForCausalLM, AutoTokenizer, GPT2Config, GPT2LMHeadModel
 
 OUT_DIR = corpora.REPO_ROOT / "vocabrisk" / "demo_model"
 REFERENCE_NAME = "reference.txt.gz"
-EOT = "<|endoftext|>"
 VOCAB_SIZE = 4096
 N_POSITIONS = 256
 
@@ -47,25 +47,6 @@ WARMUP_STEPS = 100
 MIN_LR_RATIO = 0.1
 WEIGHT_DECAY = 0.01
 FINAL_LOSS_WINDOW = 50
-
-
-def train_tokenizer(documents: list[str]) -> Tokenizer:
-    """GPT-2-style byte-level BPE: every byte is representable, `<|endoftext|>` is id 0."""
-    tokenizer = Tokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tokenizer.decoder = decoders.ByteLevel()
-    tokenizer.post_processor = processors.ByteLevel(trim_offsets=False)
-    trainer = trainers.BpeTrainer(
-        vocab_size=VOCAB_SIZE,
-        min_frequency=2,
-        special_tokens=[EOT],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    tokenizer.train_from_iterator(documents, trainer=trainer)
-    if tokenizer.token_to_id(EOT) != 0 or tokenizer.get_vocab_size() != VOCAB_SIZE:
-        raise RuntimeError("tokenizer training did not give a 4096 vocabulary with <|endoftext|> at id 0")
-    return tokenizer
 
 
 def save_tokenizer(tokenizer: Tokenizer, folder: Path) -> None:
@@ -216,7 +197,7 @@ def build(folder: Path, steps: int) -> None:
     started = time.monotonic()
     corpora.write_reference(folder / REFERENCE_NAME)
     documents = corpora.pretraining_documents(PRETRAIN_SEED, PRETRAIN_BYTES)
-    tokenizer = train_tokenizer(documents)
+    tokenizer = train_tokenizer(documents, VOCAB_SIZE)
     save_tokenizer(tokenizer, folder)
     stream = token_stream(tokenizer, documents)
     reference = torch.tensor(tokenizer.encode(corpora.reference_text()).ids, dtype=torch.long)
