@@ -62,12 +62,12 @@ def plain(corpus: str, tokenizer_dir: str) -> dict:
 
 
 def vocabrisk(corpus: str, tokenizer_dir: str) -> dict:
-    from vocabrisk.counting.engine import engine_name
+    from vocabrisk.counting.encoder import tokenizers_version
     from vocabrisk.scan import scan
 
     profile = scan([corpus], tokenizer_dir)
     c = profile.counts
-    return {"bytes": c.text_bytes, "tokens": c.tokens, "digest": digest(c.counts), "engine": engine_name()}
+    return {"bytes": c.text_bytes, "tokens": c.tokens, "digest": digest(c.counts), "engine": tokenizers_version()}
 
 
 def read(corpus: str, tokenizer_dir: str) -> dict:

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
 from vocabrisk.counting import SpecialTokenPolicy, TokenCounter
-from vocabrisk.counting.engine import is_fast_engine
+from vocabrisk.counting.encoder import is_fast_api
 from vocabrisk.model import load_vocabulary
 
 TOKENIZERS = ["gpt2", "gpt-neox-20b", "llama2", "bert-base-uncased", "pegasus"]
@@ -56,7 +56,7 @@ def plain_tokenizer(path: Path) -> Tokenizer:
 def plain_ids(path: Path, text: str, policy: SpecialTokenPolicy) -> list[int]:
     """The reference: one plain `encode` of one document, on either engine's API."""
     tokenizer = plain_tokenizer(path)
-    if is_fast_engine():
+    if is_fast_api():
         ids = tokenizer.encode(
             text,
             add_special_tokens=policy.add_special_tokens,

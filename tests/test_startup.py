@@ -29,7 +29,7 @@ def test_the_command_line_imports_no_heavy_library_before_a_command_needs_it():
     assert not [m for m in HEAVY if m in loaded]
 
 
-def test_reading_a_saved_profile_needs_no_tokenizer_engine(tmp_path):
+def test_reading_a_saved_profile_needs_no_tokenizers(tmp_path):
     saved = scanning.scan([str(SAMPLES / "korean-notes.txt")], "demo").save(tmp_path / "profile")
     loaded = modules_after(f"from vocabrisk.profile import Profile; Profile.load({str(saved)!r})")
     assert "pyarrow" in loaded and "tokenizers" not in loaded

@@ -22,7 +22,7 @@ from vocabrisk._version import __version__
 from vocabrisk.corpus import Document, ReadOptions, Skipped, Source, discover, read_source
 from vocabrisk.corpus.memory import MemorySource, is_data, memory_source
 from vocabrisk.counting import SpecialTokenPolicy
-from vocabrisk.counting.engine import engine_name
+from vocabrisk.counting.encoder import tokenizers_version
 from vocabrisk.engines.shards import describe, strict_error
 from vocabrisk.errors import InputError, ModelError, ProfileError
 from vocabrisk.facts import VocabularyFacts, load_facts
@@ -207,7 +207,7 @@ def scan(
             "model_type": vocab.model_type,
             "vocab_size": vocab.size,
             "truncation_in_file": vocab.truncation is not None,
-            "engine": engine_name(),
+            "engine": tokenizers_version(),
         },
         model={
             "name": loaded.files.name,
@@ -257,7 +257,7 @@ def _identity(loaded: LoadedModel, policy: SpecialTokenPolicy, options: ReadOpti
     """What a checkpoint must match to be resumed: everything that decides the counts."""
     return {
         "tool_version": __version__,
-        "engine": engine_name(),
+        "engine": tokenizers_version(),
         "tokenizer": loaded.vocab.fingerprint,
         "policy": policy.to_dict(),
         "read_options": {

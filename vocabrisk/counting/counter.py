@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from vocabrisk.counting.counts import TokenCounts
-from vocabrisk.counting.engine import engine_name, load_encoder
+from vocabrisk.counting.encoder import load_encoder, tokenizers_version
 from vocabrisk.counting.pieces import LongDocument, cut_rule, matched_added_tokens
 from vocabrisk.counting.policy import SpecialTokenPolicy
 
@@ -29,7 +29,7 @@ class TokenCounter:
         self.vocab_size = vocab_size
         self.policy = policy
         self.eos_id = eos_id
-        self.engine = engine_name()
+        self.engine = tokenizers_version()
         self._encode = load_encoder(self.tokenizer_json, policy)
 
     # What counting long documents in pieces needs, made only when the first one arrives.

@@ -1,10 +1,10 @@
-"""One call that turns a batch of documents into token-id arrays, on either `tokenizers` API.
+"""The encoder: one call that turns a batch of documents into token-id arrays, on either `tokenizers` API.
 
-The 1.0 engine (`tokenizers>=1.0`) is the fast path: 5-57x the 0.2x engine on the same
-text and cores (docs/PERFORMANCE.md), with identical ids. It takes truncation and padding per
-call and hands ids back as numpy arrays. The 0.2x engine stays supported, as the correct path
-where 1.0 cannot be installed (next to transformers, which pins `tokenizers<0.24`); there,
-`encode_batch_fast` skips the offsets that counting never reads.
+`tokenizers>=1.0` is the fast path: 5-57x the 0.2x releases on the same text and cores
+(docs/PERFORMANCE.md), with identical ids. It takes truncation and padding per call and hands
+ids back as numpy arrays. The 0.2x API stays supported, as the correct path where 1.0 cannot
+be installed (next to transformers, which pins `tokenizers<0.24`); there, `encode_batch_fast`
+skips the offsets that counting never reads. (Where counting runs is `vocabrisk.engines`.)
 """
 
 from __future__ import annotations
@@ -18,14 +18,15 @@ from vocabrisk.counting.policy import SpecialTokenPolicy
 Encoder = Callable[[list[str]], list[np.ndarray]]
 
 
-def engine_name() -> str:
-    """The installed engine, for reports and benchmarks."""
+def tokenizers_version() -> str:
+    """The installed `tokenizers`, for reports and benchmarks ("engine" in their output)."""
     import tokenizers
 
     return f"tokenizers {tokenizers.__version__}"
 
 
-def is_fast_engine() -> bool:
+def is_fast_api() -> bool:
+    """Whether the installed `tokenizers` has the 1.0 API, the fast path."""
     from tokenizers import Tokenizer
 
     return not hasattr(Tokenizer, "no_truncation")
@@ -39,7 +40,7 @@ def load_encoder(tokenizer_json: str, policy: SpecialTokenPolicy) -> Encoder:
     from tokenizers import Tokenizer
 
     tokenizer = Tokenizer.from_file(tokenizer_json)
-    if is_fast_engine():
+    if is_fast_api():
         kwargs = {
             "add_special_tokens": policy.add_special_tokens,
             "encode_special_tokens": policy.split_special_tokens,
