@@ -7,16 +7,17 @@ inside a tie.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
-from scipy.stats import rankdata
+from scipy.stats import ConstantInputWarning, rankdata, spearmanr
 
 
 def spearman(predicted, measured) -> float:
-    """Spearman's rho; NaN when either side is constant (no order to agree with)."""
-    a, b = rankdata(predicted), rankdata(measured)
-    if a.std() == 0 or b.std() == 0:
-        return float("nan")
-    return float(np.corrcoef(a, b)[0, 1])
+    """Spearman's rho (scipy's); NaN when either side is constant (no order to agree with) or holds a NaN."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConstantInputWarning)  # the NaN says it
+        return float(spearmanr(predicted, measured).statistic)
 
 
 def auroc(scores, labels) -> float:
