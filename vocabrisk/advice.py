@@ -22,7 +22,7 @@ mass, gave an eps too small to help: their gradients are close to the starved ro
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -50,13 +50,7 @@ class Advice:
     mixing_note: str = ""
 
     def to_dict(self) -> dict:
-        return {
-            "train_head": self.train_head,
-            "head_eps": self.head_eps,
-            "add_data": self.add_data,
-            "mixing": self.mixing,
-            "mixing_note": self.mixing_note,
-        }
+        return asdict(self)
 
 
 def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:

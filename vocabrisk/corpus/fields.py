@@ -37,6 +37,17 @@ def record_text(record: object, fields: tuple[str, ...]) -> str:
     return "\n".join(values)
 
 
+def missing_column(columns: list[str] | None, fields: tuple[str, ...], option: str = "--text-field") -> str | None:
+    """Why no record of a table can have text (a field names no column, `option` chooses one),
+    or None; None also when the columns are not known before reading, or chat "messages" may hold it."""
+    if columns is None or "messages" in columns:
+        return None
+    for field in fields:
+        if field not in columns and field.split(".")[0] not in columns:
+            return f"no column '{field}' (columns: {', '.join(columns)}); choose one with {option}"
+    return None
+
+
 def json_type(value: object) -> str:
     """A JSON name for the type of a decoded value, with its article."""
     if value is None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from urllib.parse import parse_qs, urlencode
 
 from vocabrisk.corpus.datatypes import Document, ReadOptions, Skipped, Source
-from vocabrisk.corpus.fields import FieldError, record_text
+from vocabrisk.corpus.fields import FieldError, missing_column, record_text
 from vocabrisk.corpus.progress import ByteTally, Position
 from vocabrisk.errors import InputError
 
@@ -81,7 +81,7 @@ def read_hf_stream(
     """Documents of one stream source, one per record ("row N" within the source)."""
     position.unit = "row"
     dataset = _load(StreamRef.parse(source.path))
-    problem = _column_problem(dataset.column_names, options.text_fields)
+    problem = missing_column(dataset.column_names, options.text_fields)
     if problem:
         yield Skipped(source.path, "file", problem, source.size)
         return
@@ -113,14 +113,3 @@ def _load(ref: StreamRef):
             hint="the dataset changed during the scan; scan it again",
         )
     return dataset.shard(num_shards=ref.shards, index=ref.shard)
-
-
-def _column_problem(columns: list[str] | None, fields: tuple[str, ...]) -> str | None:
-    """Why no record can have text (a field names no column), or None; None also when the
-    columns are not known before reading."""
-    if columns is None or "messages" in columns:
-        return None
-    for field in fields:
-        if field not in columns and field.split(".")[0] not in columns:
-            return f"no column '{field}' (columns: {', '.join(columns)}); choose one with --text-field"
-    return None

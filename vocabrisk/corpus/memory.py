@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from vocabrisk.corpus.datatypes import Document, ReadOptions, Skipped, Source
-from vocabrisk.corpus.fields import FieldError, record_text
+from vocabrisk.corpus.fields import FieldError, missing_column, record_text
 from vocabrisk.corpus.progress import ByteTally, Position
 from vocabrisk.errors import InputError
 
@@ -76,7 +76,7 @@ def read_memory(
     if columns is None:
         position.unit = "item"
         columns = [data]
-        problem = _columns_problem(getattr(data, "column_names", None), fields)  # an IterableDataset
+        problem = missing_column(getattr(data, "column_names", None), fields, "text_field")  # an IterableDataset
         if problem:
             yield Skipped(source.path, "file", problem)
             return
@@ -124,7 +124,7 @@ def _pandas_columns(data: object, fields: tuple[str, ...]) -> list[Iterable] | s
     if name == "Series":
         series = [data]
     elif name == "DataFrame":
-        problem = _columns_problem([str(c) for c in data.columns], fields)
+        problem = missing_column([str(c) for c in data.columns], fields, "text_field")
         if problem:
             return problem
         series = [data[f] for f in fields]
@@ -134,15 +134,6 @@ def _pandas_columns(data: object, fields: tuple[str, ...]) -> list[Iterable] | s
         if each.dtype.kind not in "OSU" and str(each.dtype) not in ("string", "str"):
             return f"column '{column}' has dtype {each.dtype}, not text; choose a text column with text_field"
     return series
-
-
-def _columns_problem(columns: list[str] | None, fields: tuple[str, ...]) -> str | None:
-    if columns is None or "messages" in columns:
-        return None
-    for name in fields:
-        if name not in columns and name.split(".")[0] not in columns:
-            return f"no column '{name}' (columns: {', '.join(columns)}); choose one with text_field"
-    return None
 
 
 def _values_document(values: tuple, fields: tuple[str, ...], path: str, locator: str) -> Iterator[Document | Skipped]:
