@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 pytest.importorskip("scipy")
 
-from vocabrisk.verify.metrics import auroc, precision_at_k
+from vocabrisk.verify.metrics import auroc, precision_at_k, spearman
 
 
 def test_precision_at_k_counts_the_top_rows_and_shares_out_ties():
@@ -43,3 +43,10 @@ def test_auroc_ties_count_half():
     assert auroc([1, 1], [True, False]) == 0.5
     assert auroc([2, 1], [True, False]) == 1.0
     assert np.isnan(auroc([1, 2], [True, True]))
+
+
+def test_spearman_averages_ties_and_is_nan_without_an_order():
+    assert spearman([1, 2, 3, 4], [10, 30, 20, 40]) == pytest.approx(0.8)
+    assert spearman([0, 0, 1, 2], [0, 1, 2, 3]) == pytest.approx(3 / 10**0.5)  # the tie shares rank 1.5
+    assert np.isnan(spearman([1, 2, 3], [5, 5, 5]))
+    assert np.isnan(spearman([1, float("nan"), 3], [1, 2, 3]))

@@ -15,7 +15,7 @@ transformers = pytest.importorskip("transformers")
 from click.testing import CliRunner  # noqa: E402
 
 from vocabrisk.cli import main  # noqa: E402
-from vocabrisk.verify.metrics import spearman, top_share  # noqa: E402
+from vocabrisk.verify.metrics import top_share  # noqa: E402
 from vocabrisk.verify.run import TrainConfig, VerifyConfig, verify  # noqa: E402
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
@@ -71,13 +71,6 @@ def test_the_head_eps_run_differs_in_the_head_eps_alone_and_moves_starved_rows_l
     assert recommended["starved_gradient"] < recommended["fed_gradient"]
     assert runs["head_eps"]["forgetting_head_only"] < runs["plain"]["forgetting_head_only"]
     assert set(runs["head_eps"]["vs_plain"]) == {"forgetting_removed", "learning_kept"}
-
-
-def test_spearman_averages_ties_and_is_nan_without_an_order():
-    assert spearman([1, 2, 3, 4], [10, 30, 20, 40]) == pytest.approx(0.8)
-    assert spearman([0, 0, 1, 2], [0, 1, 2, 3]) == pytest.approx(3 / 10**0.5)  # the tie shares rank 1.5
-    assert math.isnan(spearman([1, 2, 3], [5, 5, 5]))
-    assert math.isnan(spearman([1, float("nan"), 3], [1, 2, 3]))
 
 
 def test_with_lr_zero_nothing_drifts_and_nothing_is_forgotten():
