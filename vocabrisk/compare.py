@@ -8,8 +8,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from vocabrisk.errors import ProfileError
+from vocabrisk.inputs import profile_or_corpus
 from vocabrisk.plan import TrainingPlan
-from vocabrisk.profile import Profile, is_profile
+from vocabrisk.profile import Profile
 from vocabrisk.risk import never_seen_share, unigram_kl
 from vocabrisk.scan import LoadedModel, load_model, scan
 from vocabrisk.summary import Summary
@@ -80,8 +81,7 @@ def rank(
         if isinstance(candidate, Profile):
             name, profile = ", ".join(s["path"] for s in candidate.sources[:2]), candidate
         else:
-            name = candidate
-            profile = Profile.load(candidate) if is_profile(candidate) else scan_candidate(candidate)
+            name, profile = candidate, profile_or_corpus(candidate, scan_candidate)
         ranked.append(Ranked(name, Summary.of(profile, plan)))
     for r in ranked[1:]:
         check_comparable(ranked[0].summary.profile, r.summary.profile, ranked[0].name, r.name)
