@@ -30,3 +30,14 @@ class ModelError(VocabriskError):
 
 class ProfileError(VocabriskError):
     """A saved profile is missing, corrupt or incompatible with the operation."""
+
+
+class UsageError(VocabriskError):
+    """The command was asked for something it cannot do as given: a flag missing, malformed or in conflict.
+
+    `option` names the one flag at fault, where there is one; the CLI prints these as click's usage errors.
+    """
+
+    def __init__(self, message: str, option: str | None = None):
+        super().__init__(message)
+        self.option = option
