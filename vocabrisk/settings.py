@@ -1,0 +1,120 @@
+"""How a command reads and counts corpora, and where their prior comes from: one `ScanSettings`.
+
+`scan`, `rank`, `gate` and `verify` take the same corpus flags (--model, --text-field, the
+special-token flags, --reference, --prior, --engine); they become one ScanSettings, which
+loads the model, starts the engine and counts the reference once per command, however many
+corpora the command then counts. Whether an input is a saved profile or a corpus is decided
+in `vocabrisk.inputs`, the same way for every input.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import os
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from vocabrisk.corpus import ReadOptions
+from vocabrisk.counting import SpecialTokenPolicy
+from vocabrisk.engines import Engine, engine_for
+from vocabrisk.errors import InputError, UsageError
+from vocabrisk.inputs import profile_or_corpus
+from vocabrisk.profile import Profile, is_profile
+from vocabrisk.scan import AUTO, LoadedModel, load_model, scan
+
+DEFAULT_MODEL = "demo"
+
+
+@dataclass(frozen=True)
+class ScanSettings:
+    """The choices every corpus of one command is counted under; the defaults are the CLI's."""
+
+    model: str = DEFAULT_MODEL
+    text_fields: tuple[str, ...] = ()  # none named: ReadOptions' default, the `text` field
+    text_unit: str = "file"
+    input_format: str | None = None
+    special_tokens: bool = True
+    eos: bool = False
+    split_special_tokens: bool = False
+    reference: tuple[str, ...] = ()  # none: the model's bundled sample if any, else `prior`
+    prior: str = AUTO
+    strict: bool = False
+    engine: str = "local"
+    workers: int | None = None
+    address: str | None = None
+    # Makes the context each count runs in, which yields the ScanProgress to report to (or None).
+    progress: Callable[[], AbstractContextManager] = field(default=nullcontext, compare=False, repr=False)
+
+    @property
+    def read_options(self) -> ReadOptions:
+        return ReadOptions(
+            text_fields=tuple(self.text_fields) or ("text",), text_unit=self.text_unit, input_format=self.input_format
+        )
+
+    @property
+    def policy(self) -> SpecialTokenPolicy:
+        return SpecialTokenPolicy(
+            add_special_tokens=self.special_tokens, append_eos=self.eos, split_special_tokens=self.split_special_tokens
+        )
+
+    @cached_property
+    def loaded(self) -> LoadedModel:
+        return load_model(self.model)
+
+    @cached_property
+    def counting_engine(self) -> Engine:
+        return engine_for(self.engine, self.workers, self.address)
+
+    @cached_property
+    def prior_reference(self) -> Profile | str:
+        """The --reference profile whose counts make the prior, or AUTO (the model's own choice) when none is given."""
+        return self.counts_of(self.reference, "--reference") if self.reference else AUTO
+
+    def ready(self) -> ScanSettings:
+        """Load the model, start the engine and count the reference now, so a bad one fails before any corpus."""
+        for prepared in ("loaded", "counting_engine", "prior_reference"):
+            getattr(self, prepared)
+        return self
+
+    def scan(self, inputs: str | Sequence[str], checkpoint: str | None = None, resume: bool = False) -> Profile:
+        """The profile of the corpus INPUTS name, against the model and the prior these settings choose."""
+        return self._count(inputs, self.prior_reference, self.prior, checkpoint=checkpoint, resume=resume)
+
+    def profile_of(self, inputs: Sequence[str], checkpoint: str | None = None, resume: bool = False) -> Profile:
+        """The saved profile INPUTS name, as it was saved; else the corpus they name, counted (`scan`)."""
+        return profile_or_corpus(inputs, functools.partial(self.scan, checkpoint=checkpoint, resume=resume))
+
+    def counts_of(self, inputs: Sequence[str], option: str) -> Profile:
+        """A --reference or --mix: the saved profile INPUTS name, or the counts of a corpus with no prior of its own."""
+        for path in inputs:
+            if "://" not in path and path != "-" and not glob.has_magic(path) and not os.path.exists(path):
+                raise InputError(f"{option} {path}: not found", hint=f"check the path given to {option}")
+        return profile_or_corpus(inputs, functools.partial(self._count, reference=None, prior="tokenizer"))
+
+    def old_text(self) -> list[str] | None:
+        """--reference as the old text `verify` measures forgetting on (None: the model's own); it decides the prior."""
+        if any(is_profile(path) for path in self.reference):
+            raise InputError("verify measures forgetting on old text: --reference must be text, not a saved profile")
+        if self.prior != AUTO:
+            raise UsageError("verify predicts with the prior of its old text (--reference); drop --prior")
+        return list(self.reference) or None
+
+    def _count(self, inputs, reference, prior: str, checkpoint: Path | str | None = None, resume=False) -> Profile:
+        with self.progress() as progress:
+            return scan(
+                [inputs] if isinstance(inputs, str) else list(inputs),
+                self.loaded,
+                read_options=self.read_options,
+                policy=self.policy,
+                strict=self.strict,
+                progress=progress,
+                reference=reference,
+                prior=prior,
+                engine=self.counting_engine,
+                checkpoint=checkpoint,
+                resume=resume,
+            )
