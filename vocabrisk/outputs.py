@@ -146,3 +146,17 @@ def check_profile_target(folder: Path | str, force: bool) -> None:
             hint="choose an empty or new --out folder",
         )
     check_writable(folder, "profile folder", folder=True)
+
+
+def check_outputs(out: Path | str | None = None, force: bool = False, reports=(), checkpoint=None) -> None:
+    """Every output of a command checked before any input is read, so a long run never ends unable to save.
+
+    OUT is a profile folder (replaced only with FORCE), REPORTS are files ("-" is stdout), CHECKPOINT a folder.
+    """
+    if out:
+        check_profile_target(out, force)
+    for path in reports:
+        if path != "-":
+            check_writable(path, "report")
+    if checkpoint:
+        check_writable(checkpoint, "checkpoint folder", folder=True)
