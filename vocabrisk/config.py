@@ -2,9 +2,10 @@
 
 A data pipeline keeps its limits and its training plan next to its code, so the same
 `vocabrisk gate data/` runs unchanged on a laptop, in pre-commit and in CI, and `scan`,
-`rank`, `diff` and `report` judge under the same plan. The nearest file from the working
-directory upwards wins (a pyproject.toml counts only when it has a `[tool.vocabrisk]` table,
-as ruff does it); flags on the command line override what the file says.
+`rank`, `diff`, `gate` and `report` judge under the same plan (`training_plan`). The
+nearest file from the working directory upwards wins (a pyproject.toml counts only when it
+has a `[tool.vocabrisk]` table, as ruff does it), or the one --config names; flags given on
+the command line override what the file says (`Config.training_plan`, `Config.gate`).
 
     [tool.vocabrisk.gate]
     model = "gpt2"
@@ -28,11 +29,15 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from vocabrisk.errors import VocabriskError
-from vocabrisk.plan import PlanError, check_settings
+from vocabrisk.errors import UsageError, VocabriskError
+from vocabrisk.gate import Thresholds
+from vocabrisk.plan import PlanError, TrainingPlan, check_settings, resolve_plan
+from vocabrisk.report.ci import FORMATS as REPORT_FORMATS
+from vocabrisk.settings import DEFAULT_MODEL
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -56,7 +61,17 @@ def _dashed(name: str) -> str:
 
 
 @dataclass(frozen=True)
-class GateConfig:
+class GateSettings:
+    """What one gate run holds a profile to, from its flags over the configuration file."""
+
+    model: str
+    thresholds: Thresholds
+    baseline: Path | str | None  # a saved profile of the data as it was
+    reports: list[tuple[str, str]]  # (format, path) of each --report
+
+
+@dataclass(frozen=True)
+class Config:
     """What a configuration file asks of the gate, and the plan it states; every field is optional."""
 
     path: Path | None = None
@@ -69,6 +84,65 @@ class GateConfig:
     max_risk_increase: float | None = None
     max_skipped_share: float | None = None
     plan: dict[str, object] = field(default_factory=dict)  # plan setting (plan.SETTINGS) → value
+
+    def training_plan(self, flags: dict) -> TrainingPlan:
+        """The plan every command judges under: FLAGS (the plan flags given) over this file's plan (`resolve_plan`)."""
+        return resolve_plan(flags, self.plan)
+
+    def gate(self, flags: dict, reports: Sequence[str] = (), out: str | None = None) -> GateSettings:
+        """The gate's model, limits and baseline: a flag given wins, else this file, else the default.
+
+        FLAGS maps the gate flags given on the command line (model, max_risk, max_forgetting,
+        max_starved_share, group_limits as GROUP=LIMIT texts, baseline, max_risk_increase,
+        max_skipped_share) to their values; REPORTS are the FORMAT=PATH texts of --report; OUT is
+        where the profile is saved, which must not be the baseline.
+        """
+
+        def pick(name: str):
+            return flags[name] if name in flags else getattr(self, name)
+
+        thresholds = Thresholds(
+            max_risk=pick("max_risk"),
+            max_forgetting=pick("max_forgetting"),
+            max_starved_share=pick("max_starved_share"),
+            max_group_risk={**self.max_group_risk, **dict(map(parse_group_limit, flags.get("group_limits", ())))},
+            max_risk_increase=pick("max_risk_increase") or 0.0,
+            max_skipped_share=pick("max_skipped_share") or 0.0,
+        )
+        targets = [parse_report_target(text) for text in reports]
+        baseline = flags.get("baseline") or self.baseline
+        if not baseline and (flags.get("max_risk_increase") is not None or self.max_risk_increase is not None):
+            raise UsageError("--max-risk-increase needs a baseline: --baseline DIR, or `baseline` in the config")
+        if baseline and out and Path(out).resolve() == Path(baseline).resolve():
+            raise UsageError("--out would overwrite the baseline it is compared with; save it elsewhere")
+        return GateSettings(flags.get("model") or self.model or DEFAULT_MODEL, thresholds, baseline, targets)
+
+
+def training_plan(flags: dict, path: Path | str | None = None) -> TrainingPlan:
+    """The plan FLAGS state over the [plan] of the configuration file (PATH, else the nearest), over the defaults."""
+    return load_config(path).training_plan(flags)
+
+
+def parse_group_limit(text: str) -> tuple[str, float]:
+    """--max-group-risk GROUP=LIMIT (group names may hold spaces: `code symbols=0.05`)."""
+    key, sep, value = text.rpartition("=")
+    try:
+        limit = float(value)
+    except ValueError:
+        limit = -1.0
+    if not sep or not key or not 0.0 <= limit <= 1.0:
+        raise UsageError(f"{text!r} is not GROUP=LIMIT with LIMIT from 0 to 1", option="--max-group-risk")
+    return key, limit
+
+
+def parse_report_target(text: str) -> tuple[str, str]:
+    """--report FORMAT=PATH."""
+    name, sep, path = text.partition("=")
+    if not sep or not path or name not in REPORT_FORMATS:
+        raise UsageError(
+            f"{text!r} is not FORMAT=PATH with FORMAT one of {', '.join(REPORT_FORMATS)}", option="--report"
+        )
+    return name, path
 
 
 def find_config(start: Path) -> Path | None:
@@ -83,11 +157,11 @@ def find_config(start: Path) -> Path | None:
     return None
 
 
-def load_config(path: Path | None = None, start: Path | None = None) -> GateConfig:
+def load_config(path: Path | str | None = None, start: Path | None = None) -> Config:
     """Read PATH, or the nearest configuration file from START (the working directory); none is fine."""
-    path = path or find_config(start or Path.cwd())
+    path = Path(path) if path else find_config(start or Path.cwd())
     if path is None:
-        return GateConfig()
+        return Config()
     data = _read(path)
     table = data.get("tool", {}).get("vocabrisk", {}) if path.name == PYPROJECT else data
     prefix = "table tool.vocabrisk." if path.name == PYPROJECT else "table "
@@ -105,7 +179,7 @@ def _read(path: Path) -> dict:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}", hint="pass --config FILE") from exc
 
 
-def _parse(path: Path, where: str, gate: dict) -> GateConfig:
+def _parse(path: Path, where: str, gate: dict) -> Config:
     def fail(message: str, hint: str) -> ConfigError:
         return ConfigError(f"{path}: {where} {message}", hint=hint)
 
@@ -131,7 +205,7 @@ def _parse(path: Path, where: str, gate: dict) -> GateConfig:
     if not isinstance(groups, dict) or not all(_is_share(v) for v in groups.values()):
         raise fail("max-group-risk must map group names to numbers from 0 to 1", hint='{ Hangul = 0.02, "*" = 0.1 }')
     baseline = gate.get("baseline")
-    return GateConfig(
+    return Config(
         path=path,
         model=gate.get("model"),
         max_risk=gate.get("max-risk"),
