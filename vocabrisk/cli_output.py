@@ -1,0 +1,89 @@
+"""Where a command's output goes, and how it ends when it fails.
+
+Results go to stdout (`report_console`), progress and log lines to stderr, and only where
+someone watches: not with --quiet, not into a pipe, not under JSON. Every failure becomes an
+exit code a CI can read and a message instead of a traceback (`report_errors`, which wraps
+each command of `vocabrisk.cli`); exit codes 0 and 1 are the commands' own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import sys
+
+import click
+from rich.console import Console
+from rich.markup import escape as escape_markup
+
+from vocabrisk.errors import UsageError, VocabriskError
+
+EXIT_INPUT_ERROR = 2  # bad input, usage or any other error: the command could not do its job
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped with Ctrl-C
+DEBUG = "vocabrisk.debug"
+
+
+def report_errors(command):
+    """Turn every failure into an exit code a CI can read, with no traceback (unless --debug).
+
+    A VocabriskError prints `error: ...` plus its hint (a UsageError, click's usage error); any
+    other error (a full disk, a bug) prints what it was; all exit 2. Ctrl-C exits 130. Outputs
+    are written atomically, so an interrupted or failed run leaves none half-written.
+    """
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        err = Console(stderr=True, highlight=False)
+        debug = click.get_current_context().meta.get(DEBUG) or os.environ.get("VOCABRISKDEBUG")
+        try:
+            return command(*args, **kwargs)
+        except UsageError as exc:
+            if exc.option:
+                raise click.BadParameter(exc.message, param_hint=exc.option) from exc
+            raise click.UsageError(exc.message) from exc
+        except VocabriskError as exc:
+            if debug:
+                raise
+            # escaped: messages quote paths, TOML tables and extras (`vocabrisk[report]`) that look like markup
+            err.print(f"[bold red]error:[/] {escape_markup(exc.message)}", markup=True)
+            if exc.hint:
+                err.print(f"[dim]hint:[/] {escape_markup(exc.hint)}", markup=True)
+        except KeyboardInterrupt:
+            err.print("[bold red]interrupted[/]: nothing was written", markup=True)
+            sys.exit(EXIT_INTERRUPTED)
+        except (click.ClickException, click.exceptions.Exit):
+            raise
+        except Exception as exc:
+            if debug:
+                raise
+            what = f"{exc.filename}: {exc.strerror}" if isinstance(exc, OSError) and exc.filename else str(exc)
+            err.print(f"[bold red]error:[/] {escape_markup(f'{type(exc).__name__}: {what}')}", markup=True)
+            err.print("[dim]hint:[/] rerun with --debug for the traceback, and report it if the input is valid",
+                      markup=True)  # fmt: skip
+        sys.exit(EXIT_INPUT_ERROR)
+
+    return wrapper
+
+
+def log_lines(quiet: bool):
+    """Where verify and calibrate say what they are doing: dimmed on stderr, or nowhere."""
+    err = Console(stderr=True, highlight=False)
+    return (lambda _message: None) if quiet else (lambda message: err.print(f"[dim]{message}[/]"))
+
+
+def report_console() -> Console:
+    """The report console; wide enough for the tables when stdout is a pipe or a CI log."""
+    console = Console()
+    return console if console.is_terminal else Console(width=160)
+
+
+def progress_bar(quiet: bool):
+    """What makes the progress display of each count: a live bar on an interactive terminal; nothing in CI,
+    pipes or --quiet."""
+    console = Console(stderr=True)
+    if quiet or not console.is_terminal:
+        return contextlib.nullcontext
+    from vocabrisk.report.progress import RichScanProgress
+
+    return functools.partial(RichScanProgress, console)
