@@ -318,6 +318,47 @@ def test_every_command_judges_under_the_configured_plan_and_flags_override_it(sa
     assert "300 steps × 4,096 tokens" in report.stdout and "β=(0.9, 0.95)" in report.stdout
 
 
+def judgements(saved: dict[str, str], *flags: str) -> list[tuple]:
+    """(plan, risk, forecast) of the saved english-prose profile as scan, rank, diff and gate give them."""
+    prose = saved["english-prose"]
+    scanned = json.loads(cli("scan", prose, "--format", "json", *flags).stdout)
+    (ranked,) = json.loads(cli("rank", prose, "--format", "json", *flags).stdout)["candidates"]
+    diffed = json.loads(cli("diff", saved["korean-notes.txt"], prose, "--format", "json", *flags).stdout)
+    gated = json.loads(cli("gate", prose, "--max-risk", "1", "--format", "json", *flags).stdout)["summary"]
+    return [
+        (scanned["risk"]["plan"], scanned["risk"]["score"], scanned["forecast"]),
+        (ranked["plan"], ranked["risk"], ranked["forecast"]),
+        (diffed["plan"], diffed["risk_after"], diffed["forecast_after"]),
+        (gated["risk"]["plan"], gated["risk"]["score"], gated["forecast"]),
+    ]
+
+
+@pytest.mark.parametrize(
+    "flags, expected",
+    [
+        ((), TrainingPlan(tokens_per_step=2048, steps=40, learning_rate=1e-4, beta2=0.99)),
+        (("--adam-beta2", "0.95", "--steps", "60"), TrainingPlan(tokens_per_step=2048, steps=60, learning_rate=1e-4,
+                                                                 beta2=0.95)),
+        (("--config", "other.toml"), TrainingPlan(tokens_per_step=512, steps=80, trains="head-frozen")),
+        (("--config", "other.toml", "--lr", "3e-4"), TrainingPlan(tokens_per_step=512, steps=80, trains="head-frozen",
+                                                                  learning_rate=3e-4)),
+    ],
+)  # fmt: skip
+def test_one_saved_profile_gets_the_same_risk_and_forecast_from_every_command(saved, in_tmp, flags, expected):
+    """One plan everywhere: the flags, over --config or else the nearest configuration file, over the defaults."""
+    default = judgements(saved)[0]
+    (in_tmp / "vocabrisk.toml").write_text("[plan]\ntokens-per-step = 2048\nsteps = 40\nlr = 1e-4\nadam-beta2 = 0.99\n")
+    (in_tmp / "other.toml").write_text("[plan]\ntokens-per-step = 512\nsteps = 80\ntrains = 'head-frozen'\n")
+    judged = judgements(saved, *flags)
+    plan, risk, forecast = judged[0]
+    assert plan == expected.to_dict()
+    assert judged == [(plan, risk, forecast)] * 4
+    assert risk != default[1] and forecast["total_nats"] != default[2]["total_nats"], "the plan changes the numbers"
+    report = cli("report", saved["english-prose"], "--markdown", "-", *flags).stdout
+    assert f"forecast {forecast['total_nats']:+.3f} nats, starved usage {risk:.3f}" in report
+    assert f"{expected.steps:,} steps × {expected.tokens_per_step:,} tokens" in report
+
+
 def test_a_training_arguments_file_sets_the_plan_from_flags_or_the_configuration(saved, in_tmp, monkeypatch):
     (in_tmp / "train").mkdir()
     (in_tmp / "train" / "training_args.json").write_text(json.dumps({**HF_ARGS, "max_steps": 120}))

@@ -35,6 +35,13 @@ def test_reading_a_saved_profile_needs_no_tokenizers(tmp_path):
     assert "pyarrow" in loaded and "tokenizers" not in loaded
 
 
+def test_gating_a_saved_profile_loads_no_model_and_no_heavy_library_but_the_parquet_reader(tmp_path):
+    saved = scanning.scan([str(SAMPLES / "korean-notes.txt")], "demo").save(tmp_path / "profile")
+    gate = f"from vocabrisk.cli import main; main(['gate', {str(saved)!r}, '--max-risk', '1'], standalone_mode=False)"
+    loaded = modules_after(f"import io; sys.stdout = io.StringIO(); {gate}; sys.stdout = sys.__stdout__")
+    assert "vocabrisk.gate" in loaded and [m for m in HEAVY if m in loaded] == ["pyarrow"]
+
+
 def test_rank_does_the_per_vocabulary_work_once(monkeypatch):
     calls = {"facts": 0, "reference": 0, "tokenizer": 0}
 
