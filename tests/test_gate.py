@@ -19,8 +19,8 @@ from vocabrisk.summary import Summary
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
 PROSE, KOREAN = str(SAMPLES / "english-prose"), str(SAMPLES / "korean-notes.txt")
-# Risks under the default plan, from `vocabrisk rank sample_corpora/* --model demo`: all 0.068 (medium),
-# english-prose 0.551, korean-notes 0.747 (both high); prose + korean together 0.446.
+# Risks under the default plan, from `vocabrisk rank sample_corpora/* --model demo`: all 0.054 (medium),
+# english-prose 0.542, korean-notes 0.741 (both high); prose + korean together 0.436.
 
 
 @pytest.fixture(autouse=True)
