@@ -50,7 +50,7 @@ def test_bracketed_placeholders_are_not_vocabulary_to_cover(tokenizer_only, shak
     pron = tokens.index("[PRON]")
     assert summary.profile.groups[pron] == "unused ids" and not summary.profile.coverable[pron]
     assert summary.profile.groups[tokens.index("[CLS]")] == "special tokens"
-    shown = {t["token"] for t in summary.top_at_risk()} | {e for r in advise(summary).add_data for e in r["examples"]}
+    shown = {t.token for t in summary.top_at_risk} | {e for r in advise(summary).add_data for e in r["examples"]}
     assert not any(token.startswith("[") and token.endswith("]") for token in shown)
 
 
@@ -97,11 +97,11 @@ def test_a_flat_mixing_curve_says_what_it_mixes_and_why(tmp_path):
 def test_ties_at_the_top_are_broken_by_corpus_count_and_counted(tokenizer_only, shakespeare):
     gpt2 = tokenizer_only("gpt2")
     summary = Summary.of(scan([shakespeare], gpt2))
-    top = summary.top_at_risk()
-    contributions = [summary.risk.contribution[t["token_id"]] for t in top]
+    top = summary.top_at_risk
+    contributions = [summary.risk.contribution[t.token_id] for t in top]
     assert contributions == sorted(contributions, reverse=True)
     tied = [t for t, c in zip(top, contributions, strict=True) if np.isclose(c, contributions[0])]
-    assert [t["count"] for t in tied] == sorted(t["count"] for t in tied)
-    assert summary.ties_after_top() > 0
+    assert [t.count for t in tied] == sorted(t.count for t in tied)
+    assert summary.top_at_risk_ties > 0
     printed = CliRunner().invoke(main, ["scan", shakespeare, "--model", gpt2, "-q"]).stdout
     assert "more tokens tie with the last row" in " ".join(printed.split())

@@ -17,13 +17,13 @@ from vocabrisk.calibrate import ProbeRun, fit
 from vocabrisk.compare import rank
 from vocabrisk.forecast import (
     Calibration,
-    OldText,
     competition,
     forecast,
     load_calibration,
     push,
     save_calibration,
 )
+from vocabrisk.old_text import OldText
 from vocabrisk.plan import TrainingPlan
 from vocabrisk.profile import Profile
 from vocabrisk.risk import exposure
@@ -169,9 +169,9 @@ def test_a_profile_keeps_its_old_text_and_every_summary_carries_the_forecast(tmp
 
 def test_rank_orders_candidates_by_surprise_and_shows_the_forecast():
     ranked = rank([str(SAMPLES / "korean-notes.txt"), str(SAMPLES / "english-prose"), str(SAMPLES)], "demo", PLAN)
-    surprise = [r.row()["baselines"]["unigram_kl"] for r in ranked]
+    surprise = [r.unigram_kl for r in ranked]
     assert surprise == sorted(surprise)
-    assert all("forecast" in r.row() for r in ranked)
+    assert all("forecast" in r.to_dict() for r in ranked)
 
 
 def test_competition_over_many_scales_equals_one_scale_at_a_time():

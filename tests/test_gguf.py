@@ -114,7 +114,7 @@ def test_scan_with_a_gguf_counts_and_priors_like_the_safetensors_folder(tmp_path
         assert profile.tokenizer["vocab_size"] == original.tokenizer["vocab_size"]
         np.testing.assert_allclose(profile.prior, original.prior, rtol=1e-5, atol=1e-12)
         assert profile.prior_source == original.prior_source
-        assert profile.model["head"]["file"] == str(path) and not profile.model["head"]["tied"]
+        assert profile.head.file == str(path) and not profile.head.tied
 
 
 def test_quantized_head_prior_is_close_to_the_full_precision_one(tmp_path):
@@ -250,8 +250,8 @@ def test_smollm2_gguf_scan_reads_a_head_prior_from_the_quantized_head(readme_exa
     path = smollm2_gguf()
     assert "prior: head" in run_readme_example(readme_example, path, monkeypatch)
     profile = scan([str(SAMPLES)], str(path))
-    head = profile.model["head"]
-    assert (head["tensor"], head["dtype"], head["tied"], head["rows"], head["hidden"]) == (
+    head = profile.head
+    assert (head.tensor, head.dtype, head.tied, head.rows, head.hidden) == (
         "token_embd.weight",
         "Q8_0",  # the file is Q4_1, but llama.cpp keeps the tied embedding at Q8_0
         True,

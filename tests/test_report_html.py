@@ -14,7 +14,6 @@ from click.testing import CliRunner
 
 from vocabrisk import Profile, SpecialTokenPolicy, Summary, rank, scan
 from vocabrisk.cli import main
-from vocabrisk.report.content import usage_bands
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
 CORPORA = ("english-prose", "korean-notes.txt", "python-code.jsonl")
@@ -139,12 +138,12 @@ def test_usage_bands_split_the_coverable_rows_and_hold_all_the_risk(profiles):
     from vocabrisk.profile import Profile
 
     summary = Summary.of(Profile.load(profiles[1]))
-    bands = usage_bands(summary)
-    assert sum(b["rows"] for b in bands) == int(summary.profile.coverable.sum())
-    assert all(b["fed"] + b["seen_starved"] + b["never_seen"] == b["rows"] for b in bands)
-    assert np.isclose(sum(b["base_share"] for b in bands), 1.0)
-    assert np.isclose(sum(b["risk"] for b in bands), summary.risk.score)
-    mean_use = [b["base_share"] / b["rows"] for b in bands]
+    bands = summary.usage_bands
+    assert sum(b.rows for b in bands) == int(summary.profile.coverable.sum())
+    assert all(b.fed + b.seen_starved + b.never_seen == b.rows for b in bands)
+    assert np.isclose(sum(b.base_share for b in bands), 1.0)
+    assert np.isclose(sum(b.risk for b in bands), summary.risk.score)
+    mean_use = [b.base_share / b.rows for b in bands]
     assert mean_use == sorted(mean_use, reverse=True)
 
 

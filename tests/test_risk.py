@@ -76,10 +76,10 @@ def test_narrow_corpora_are_riskier_than_their_mix(profiles):
 
 def test_korean_corpus_starves_latin_rows_and_feeds_hangul(profiles):
     summary = Summary.of(profiles["korean-notes.txt"], SMALL_PLAN)
-    groups = {g["group"]: g for g in summary.groups()}
-    assert groups["Hangul"]["starved"] < groups["Hangul"]["rows"] / 2
-    assert groups["Latin"]["starved"] > groups["Latin"]["rows"] / 2
-    assert summary.groups()[0]["group"] != "Hangul"
+    groups = {g.group: g for g in summary.groups}
+    assert groups["Hangul"].starved < groups["Hangul"].rows / 2
+    assert groups["Latin"].starved > groups["Latin"].rows / 2
+    assert summary.groups[0].group != "Hangul"
 
 
 def test_baselines_are_computed_for_comparison(profiles):
@@ -108,7 +108,7 @@ def test_head_epsilon_keeps_most_of_the_step_of_covered_rows(profiles):
     kept = eps["covered_gradient"] / (eps["covered_gradient"] + eps["value"])
     assert 0.93 < kept < 0.97  # 95%, up to rounding eps to one significant figure
     assert eps["hidden_scale_from"] == "final norm gain"
-    assert eps["hidden_scale"] == pytest.approx(profiles["korean-notes.txt"].model["head"]["final_norm_rms"])
+    assert eps["hidden_scale"] == pytest.approx(profiles["korean-notes.txt"].head.final_norm_rms)
 
 
 def test_high_risk_advises_against_training_the_head_plainly(profiles):
@@ -126,10 +126,10 @@ def test_rank_orders_candidates_and_reuses_saved_profiles(profiles, tmp_path):
 
     candidates = [str(saved), str(SAMPLES / "korean-notes.txt"), str(SAMPLES)]
     ranked = rank(candidates, "demo", SMALL_PLAN, scan_candidate=must_not_rescan)
-    surprise = [r.row()["baselines"]["unigram_kl"] for r in ranked]  # rank orders by the best-validated quantity
+    surprise = [r.unigram_kl for r in ranked]  # rank orders by the best-validated quantity
     assert surprise == sorted(surprise)
     assert ranked[0].name == str(SAMPLES)
-    row = ranked[0].row()
+    row = ranked[0].to_dict()
     assert {"never_seen_share", "unigram_kl"} == set(row["baselines"])
 
 

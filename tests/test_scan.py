@@ -34,7 +34,7 @@ def test_demo_scan_of_sample_corpora_profiles_every_file(sample_profile):
     assert {"python-code.jsonl", "german-dialogue.jsonl.gz", "korean-notes.txt", "numbers-tables.csv"} <= files
     assert all(s["documents"] > 0 for s in sample_profile.sources)
     assert sample_profile.skipped == 0
-    assert sample_profile.model["head"]["tensor"] == "lm_head.weight"
+    assert sample_profile.head.tensor == "lm_head.weight"
     assert 0 < sample_profile.used_rows() < sample_profile.vocab_size
 
 
@@ -161,12 +161,12 @@ def test_out_folder_that_is_not_a_profile_is_never_overwritten(tmp_path):
 
 
 def test_failed_save_leaves_no_half_written_profile(sample_profile, tmp_path, monkeypatch):
-    import pyarrow.parquet as pq
+    import polars as pl
 
     def broken(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr(pq, "write_table", broken)
+    monkeypatch.setattr(pl.DataFrame, "write_parquet", broken)
     with pytest.raises(OSError, match="disk full"):
         sample_profile.save(tmp_path / "out")
     assert list(tmp_path.iterdir()) == []

@@ -61,6 +61,13 @@ def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> floa
     return float(values[order][np.searchsorted(cumulative, q * cumulative[-1])])
 
 
+def eps_keeping_step(gradient: float) -> float:
+    """The largest Adam eps under which a row with steady gradient GRADIENT keeps KEEP_STEP of its
+    step (`g / (g + eps) = KEEP_STEP`), to one significant digit. `vocabrisk.verify` applies it to
+    measured gradients, this module to gradients estimated from counts."""
+    return float(f"{gradient * (1 - KEEP_STEP) / KEEP_STEP:.1g}")
+
+
 def head_epsilon(summary: Summary) -> dict | None:
     """The head-only Adam epsilon (see the module docstring), or None when nothing is starved
     (or the model is an encoder, with no causal head)."""
@@ -68,17 +75,16 @@ def head_epsilon(summary: Summary) -> dict | None:
     present = (p.counts.counts > 0) & p.coverable
     if summary.encoder or not r.starved.any() or not present.any():
         return None
-    head = p.model.get("head") or {}
-    scale = head.get("final_norm_rms") or DEFAULT_HIDDEN_SCALE
+    norm_rms = p.head.final_norm_rms if p.head else None
+    scale = norm_rms or DEFAULT_HIDDEN_SCALE
     covered_share = weighted_quantile(p.shares[present], p.shares[present], FED_MASS)
     g_covered = scale * covered_share
-    eps = g_covered * (1 - KEEP_STEP) / KEEP_STEP
     return {
-        "value": float(f"{eps:.1g}"),
+        "value": eps_keeping_step(g_covered),
         "covered_gradient": g_covered,
         "covered_share": covered_share,
         "hidden_scale": scale,
-        "hidden_scale_from": "final norm gain" if head.get("final_norm_rms") else "assumed 1.0 (no final norm found)",
+        "hidden_scale_from": "final norm gain" if norm_rms else "assumed 1.0 (no final norm found)",
         "keeps_step": KEEP_STEP,
         "derivation": f"largest eps keeping {KEEP_STEP:.0%} of the Adam step of the rows carrying most of the "
         f"corpus's tokens (share {covered_share:.1e} at the token-mass median), estimated from counts",
@@ -87,8 +93,7 @@ def head_epsilon(summary: Summary) -> dict | None:
 
 def train_head_advice(summary: Summary) -> dict:
     p, r = summary.profile, summary.risk
-    head = p.model.get("head") or {}
-    tied = bool(head.get("tied"))
+    tied = bool(p.head and p.head.tied)
     if summary.encoder:
         return {
             "recommendation": "no head advice: an encoder has no causal output head",
@@ -120,24 +125,26 @@ def add_data_advice(summary: Summary, k: int = 5) -> list[dict]:
     much of as the base model does (or is half made of) is marked `covered`: its risk is rare
     words of a script the corpus has, which replay data fixes, not more of that script.
     """
-    p, r = summary.profile, summary.risk
+    import polars as pl
+
+    score = summary.risk.score
     rows = []
-    for group in summary.groups():
-        if len(rows) == k or group["risk"] <= 0:
+    for group in summary.groups:
+        if len(rows) == k or group.risk <= 0:
             break
-        if group["group"] in NOT_DATA_GROUPS:
+        if group.group in NOT_DATA_GROUPS:
             continue
-        mask = (p.groups == group["group"]) & r.starved
-        mask &= np.array([not PLACEHOLDER.match(token) for token in p.tokens])
-        top = np.argsort(-np.where(mask, r.prior, -1.0), kind="stable")[: min(8, int(mask.sum()))]
+        starved = summary.table.filter((pl.col("group") == group.group) & pl.col("starved"))
+        starved = starved.filter(pl.Series([not PLACEHOLDER.match(token) for token in starved["token"]]))
+        top = starved.sort("base_share", descending=True, maintain_order=True).head(8)
         rows.append(
             {
-                "group": group["group"],
-                "risk_share": group["risk"] / r.score if r.score else 0.0,
-                "base_share": group["base_share"],
-                "corpus_share": group["corpus_share"],
-                "covered": group["corpus_share"] >= min(group["base_share"], COVERED_SHARE),
-                "examples": [p.tokens[i] for i in top],
+                "group": group.group,
+                "risk_share": group.risk / score if score else 0.0,
+                "base_share": group.base_share,
+                "corpus_share": group.corpus_share,
+                "covered": group.corpus_share >= min(group.base_share, COVERED_SHARE),
+                "examples": top["token"].to_list(),
             }
         )
     return rows

@@ -105,13 +105,13 @@ def rank_command(candidates, settings, quiet, plan_flags, config_file, output_fo
     plan = training_plan(plan_flags, config_file)
     settings = replace(settings, progress=progress_bar(quiet or output_format == "json")).ready()
     ranked = rank(list(candidates), settings.loaded, plan, scan_candidate=settings.scan)
-    rows = [r.row() for r in ranked]
     if output_format == "json":
+        rows = [r.to_dict() for r in ranked]
         click.echo(json.dumps({"model": settings.loaded.files.name, "candidates": rows}, indent=2))
         return
     from vocabrisk.report.terminal import render_rank
 
-    render_rank(rows, ranked[0].summary.risk, report_console())
+    render_rank(ranked, report_console())
 
 
 @main.command("diff")
@@ -164,13 +164,12 @@ def gate_command(ctx, inputs, settings, quiet, plan_flags, config_file, out, for
         profile.save(out, overwrite=force)
     result = evaluate(Summary.of(profile, plan), gate.thresholds, baseline, inputs=inputs,
                       baseline_name=str(gate.baseline), config=str(config.path) if config.path else None)  # fmt: skip
-    data = result.to_dict()
     for name, path in gate.reports:
-        write_atomic(path, format_result(data, name), "report")
+        write_atomic(path, format_result(result, name), "report")
     if output_format == "text":
-        render_text(data, report_console())
+        render_text(result, report_console())
     else:
-        click.echo(format_result(data, output_format), nl=False)
+        click.echo(format_result(result, output_format), nl=False)
     ctx.exit(result.exit_code)
 
 
@@ -195,7 +194,8 @@ def report_command(profiles, plan_flags, html_path, markdown_path, config_file):
     if not html_path and not markdown_path:
         markdown_path = "-"  # nothing named: print the report
     check_outputs(reports=[path for path in (html_path, markdown_path) if path])
-    report = build_report(profiles, training_plan(plan_flags, config_file))
+    plan = training_plan(plan_flags, config_file)
+    report = build_report(rank(list(profiles), plan=plan, scan_candidate=Profile.load))
     err = Console(stderr=True, highlight=False)
     for path, render in ((html_path, render_html), (markdown_path, render_markdown)):
         if path == "-":

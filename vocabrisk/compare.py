@@ -1,4 +1,4 @@
-"""Comparing corpora: `rank` candidates by forecast forgetting, `diff` two profiles of the same model."""
+"""Comparing corpora: `rank` candidates by surprise, `diff` two profiles of the same model."""
 
 from __future__ import annotations
 
@@ -11,35 +11,42 @@ from vocabrisk.errors import ProfileError
 from vocabrisk.inputs import profile_or_corpus
 from vocabrisk.plan import TrainingPlan
 from vocabrisk.profile import Profile
-from vocabrisk.risk import never_seen_share, unigram_kl
 from vocabrisk.scan import LoadedModel, load_model, scan
 from vocabrisk.summary import Summary
+
+DIFF_TOKENS = 15
 
 
 @dataclass(frozen=True)
 class Ranked:
+    """One candidate of `rank`: its name and summary; `to_dict()` is its row in the JSON output."""
+
     name: str
     summary: Summary
 
-    def row(self) -> dict:
-        p, r, f = self.summary.profile, self.summary.risk, self.summary.forecast
-        data = self.summary.to_dict()
+    @property
+    def unigram_kl(self) -> float:
+        return self.summary.baselines["unigram_kl"]
+
+    def to_dict(self) -> dict:
+        s = self.summary
+        p, r = s.profile, s.risk
         return {
             "candidate": self.name,
             "documents": p.documents,
             "tokens": p.total_tokens,
-            "forecast": f.to_dict(),
-            "used_share": data["used_share"],
-            "starved_rows": int(r.starved.sum()),
-            "starved_share": int(r.starved.sum()) / data["coverable_rows"] if data["coverable_rows"] else 0.0,
+            "forecast": s.forecast.to_dict(),
+            "used_share": s.coverage.used_share,
+            "starved_rows": s.coverage.starved_rows,
+            "starved_share": s.coverage.starved_share,
             "risk": r.score,
             "band": r.band,
             "plan": r.plan.to_dict(),
-            "implied_epochs": self.summary.implied_epochs,
-            "warnings": data["warnings"],
-            "baselines": {"never_seen_share": never_seen_share(p), "unigram_kl": unigram_kl(p)},
-            "top_groups": [g["group"] for g in data["groups"][:3] if g["risk"] > 0],
-            "skipped": {key: value for key, value in data["skips"].items() if key != "examples"},
+            "implied_epochs": s.implied_epochs,
+            "warnings": s.warnings,
+            "baselines": s.baselines,
+            "top_groups": s.top_groups,
+            "skipped": {key: value for key, value in p.skip_report().items() if key != "examples"},
         }
 
 
@@ -87,36 +94,47 @@ def rank(
         check_comparable(ranked[0].summary.profile, r.summary.profile, ranked[0].name, r.name)
     # Unigram KL ranked total forgetting best on the held-out runs of both base models (docs/VALIDITY.md,
     # +0.42 and +0.78); the forecast, which did not, is shown beside it.
-    return sorted(ranked, key=lambda r: unigram_kl(r.summary.profile))
+    return sorted(ranked, key=lambda r: r.unigram_kl)
 
 
 def diff(old: Profile, new: Profile, plan: TrainingPlan | None = None) -> dict:
-    """What changed from OLD to NEW: risk, rows newly starved or fed, and per-group changes."""
+    """What changed from OLD to NEW: risk, rows newly starved or fed, and per-group changes.
+
+    The rows are the two summaries' tables joined on token id; the most used tokens of each
+    change are listed first (ties by token id).
+    """
+    import polars as pl
+
     check_comparable(old, new, "OLD", "NEW")
     plan = plan or TrainingPlan()
     before, after = Summary.of(old, plan), Summary.of(new, plan)
-    newly = after.risk.starved & ~before.risk.starved
-    fed = before.risk.starved & ~after.risk.starved
-    old_groups = {g["group"]: g for g in before.groups()}
+    rows = after.table.select("token_id", "token", "group", "base_share", "starved").join(
+        before.table.select("token_id", pl.col("starved").alias("starved_before")), on="token_id", validate="1:1"
+    )
+    newly = pl.col("starved") & ~pl.col("starved_before")
+    fed = pl.col("starved_before") & ~pl.col("starved")
+    counts = rows.select(newly.sum().alias("newly"), fed.sum().alias("fed")).row(0, named=True)
+
+    def tokens(change: pl.Expr) -> list[dict]:
+        most_used = rows.filter(change).sort(["base_share", "token_id"], descending=[True, False])
+        return most_used.head(DIFF_TOKENS).select("token_id", "token", "group").to_dicts()
+
+    old_groups = {g.group: g for g in before.groups}
     groups = []
-    for g in after.groups():
-        o = old_groups.get(g["group"], {"starved": 0, "risk": 0.0})
-        if g["starved"] != o["starved"] or abs(g["risk"] - o["risk"]) > 1e-9:
+    for g in after.groups:
+        o = old_groups.get(g.group)
+        starved_before, risk_before = (o.starved, o.risk) if o else (0, 0.0)
+        if g.starved != starved_before or abs(g.risk - risk_before) > 1e-9:
             groups.append(
                 {
-                    "group": g["group"],
-                    "starved_before": o["starved"],
-                    "starved_after": g["starved"],
-                    "risk_before": o["risk"],
-                    "risk_after": g["risk"],
+                    "group": g.group,
+                    "starved_before": starved_before,
+                    "starved_after": g.starved,
+                    "risk_before": risk_before,
+                    "risk_after": g.risk,
                 }
             )
     groups.sort(key=lambda g: -abs(g["risk_after"] - g["risk_before"]))
-
-    def tokens(mask: np.ndarray) -> list[dict]:
-        order = np.argsort(-np.where(mask, after.risk.prior, -1.0))[: min(15, int(mask.sum()))]
-        return [{"token_id": int(i), "token": new.tokens[i], "group": str(new.groups[i])} for i in order]
-
     return {
         "forecast_before": before.forecast.to_dict(),
         "forecast_after": after.forecast.to_dict(),
@@ -124,15 +142,15 @@ def diff(old: Profile, new: Profile, plan: TrainingPlan | None = None) -> dict:
         "risk_after": after.risk.score,
         "band_before": before.risk.band,
         "band_after": after.risk.band,
-        "starved_before": int(before.risk.starved.sum()),
-        "starved_after": int(after.risk.starved.sum()),
-        "newly_starved": int(newly.sum()),
-        "no_longer_starved": int(fed.sum()),
+        "starved_before": before.coverage.starved_rows,
+        "starved_after": after.coverage.starved_rows,
+        "newly_starved": counts["newly"],
+        "no_longer_starved": counts["fed"],
         "newly_starved_tokens": tokens(newly),
         "no_longer_starved_tokens": tokens(fed),
         "groups": groups,
         "plan": after.risk.plan.to_dict(),
         "implied_epochs_before": before.implied_epochs,
         "implied_epochs_after": after.implied_epochs,
-        "warnings": after.warnings(),
+        "warnings": after.warnings,
     }

@@ -18,7 +18,7 @@ A model of the mechanism, each step a term that the ablation in docs/VALIDITY.md
    distribution is p, the loss rises by `KL(p ‖ p·e^z/Z) = log Σ_j p_j e^{z_j} - Σ_j p_j z_j`, about
    half the variance of z under p: an old context is hurt only in proportion to how much of its
    probability sits on rows that move against each other. p is estimated by the tokens of the old
-   text within `CONTEXT_RADIUS` of the position (which tokens occur near which).
+   text within `old_text.CONTEXT_RADIUS` of the position (which tokens occur near which).
 5. **Context overlap**: rows move along hidden states of the *new* contexts, so an old context feels
    their shifts in proportion to how much its hidden state shares with them. The share of the
    position's neighbourhood that the corpus contains at all, `P_in`, stands for that overlap: shifts
@@ -38,17 +38,15 @@ import json
 import math
 import os
 from dataclasses import asdict, dataclass, field
-from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
 from vocabrisk._version import __version__
+from vocabrisk.model.head import HeadInfo
+from vocabrisk.old_text import OldText
 from vocabrisk.outputs import write_atomic
 
-CONTEXT_RADIUS = 32  # tokens either side: about a paragraph
-POSITION_STRIDE = 4  # old positions read: every 4th (their neighbourhoods overlap by 61 of 65 tokens)
-OLD_TEXT_TOKENS = 20_000  # old text kept in a profile: hundreds of paragraphs, a forecast in a fraction of a second
 DEFAULT_KAPPA = 20.0  # logit change per unit of summed learning rate; see docs/VALIDITY.md
 DEFAULT_HEAD_GAIN = 1.0
 DEFAULT_BODY_GAIN = 1.0
@@ -88,7 +86,8 @@ def model_key(model: dict, tokenizer: dict) -> str:
     """Which base model a calibration belongs to: its tokenizer and where its head lives."""
     import hashlib
 
-    head = model.get("head") or {}
+    head = model.get("head")
+    head = head.to_dict() if isinstance(head, HeadInfo) else head or {}
     identity = {
         "tokenizer": tokenizer.get("fingerprint"),
         "model": model.get("name"),
@@ -121,50 +120,6 @@ def save_calibration(calibration: Calibration) -> Path:
 
 
 @dataclass(frozen=True)
-class OldText:
-    """Token ids of the base model's own text, document by document: where the forecast reads contexts."""
-
-    ids: np.ndarray  # int64, all documents one after another
-    starts: np.ndarray  # int64, offset of each document in `ids`, plus len(ids) at the end
-
-    @classmethod
-    def of(cls, documents: list[np.ndarray], max_tokens: int | None = None) -> OldText:
-        """Old text from per-document ids; with MAX_TOKENS, documents spread evenly up to that many tokens."""
-        documents = [np.asarray(d, dtype=np.int64) for d in documents if len(d)]
-        total = sum(len(d) for d in documents)
-        if max_tokens is not None and total > max_tokens:
-            keep = max(1, round(len(documents) * max_tokens / total))
-            picks = np.unique(np.linspace(0, len(documents) - 1, keep).round().astype(int))
-            documents = [documents[i][:max_tokens] for i in picks]
-        lengths = np.array([len(d) for d in documents], dtype=np.int64)
-        ids = np.concatenate(documents) if documents else np.zeros(0, dtype=np.int64)
-        return cls(ids, np.concatenate([[0], np.cumsum(lengths)]))
-
-    @cached_property
-    def neighbourhoods(self) -> tuple[np.ndarray, np.ndarray]:
-        """(token ids, valid) of every POSITION_STRIDE-th old position's neighbourhood, CONTEXT_RADIUS either side.
-
-        Both have shape (positions, 2·CONTEXT_RADIUS + 1); `valid` is False past a document's ends.
-        Neighbourhoods of nearby positions share most of their tokens, so a stride loses little.
-        """
-        index = np.arange(0, len(self.ids), POSITION_STRIDE)
-        document = np.searchsorted(self.starts, index, side="right") - 1
-        around = index[:, None] + np.arange(-CONTEXT_RADIUS, CONTEXT_RADIUS + 1)
-        valid = (around >= self.starts[document][:, None]) & (around < self.starts[document + 1][:, None])
-        return self.ids[np.where(valid, around, 0)].astype(np.int32), valid
-
-
-def describe_forecast(forecast: dict) -> str:
-    """A forecast (`Forecast.to_dict()`) in one line of plain text, for every report format."""
-    low, high = forecast["band"]
-    basis = f"{forecast['calibration']} constants" + ("" if forecast["old_text"] else ", no old text (not local)")
-    return (
-        f"+{forecast['total_nats']:.3f} nats on the base model's own text (band {low:.3f}–{high:.3f}; "
-        f"head alone +{forecast['head_nats']:.3f}; {basis})"
-    )
-
-
-@dataclass(frozen=True)
 class Forecast:
     """The forecast for one corpus under one plan, with what it was made of."""
 
@@ -177,6 +132,19 @@ class Forecast:
     shift: np.ndarray  # z_j: predicted change of each row's logit on old contexts
     calibration: Calibration
     old_text: bool  # whether contexts came from old text (else the global prior stood in)
+
+    @property
+    def how_well(self) -> str:
+        """How well the forecast ranked forgetting on held-out runs: what a reader should weigh it by."""
+        return HOW_WELL
+
+    def describe(self) -> str:
+        """The forecast in one line of plain text, for every report format."""
+        basis = f"{self.calibration.source} constants" + ("" if self.old_text else ", no old text (not local)")
+        return (
+            f"+{self.total:.3f} nats on the base model's own text (band {self.low:.3f}–{self.high:.3f}; "
+            f"head alone +{self.head:.3f}; {basis})"
+        )
 
     def to_dict(self) -> dict:
         return {

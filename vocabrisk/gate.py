@@ -166,36 +166,32 @@ def _skipped_check(summary: Summary, limit: float) -> Check:
 
 
 def _absolute_checks(summary: Summary, thresholds: Thresholds) -> list[Check]:
-    data = summary.to_dict()
+    risk, forecast, coverage = summary.risk, summary.forecast, summary.coverage
     checks = []
     if thresholds.max_risk is not None:
-        checks.append(
-            Check("max-risk", "corpus risk", data["risk"]["score"], thresholds.max_risk, f"band {data['risk']['band']}")
-        )
+        checks.append(Check("max-risk", "corpus risk", risk.score, thresholds.max_risk, f"band {risk.band}"))
     if thresholds.max_forgetting is not None:
-        forecast = data["forecast"]
-        low, high = forecast["band"]
         checks.append(
             Check(
                 "max-forgetting",
                 "forecast forgetting (nats)",
-                forecast["total_nats"],
+                forecast.total,
                 thresholds.max_forgetting,
-                f"band {low:.3f}–{high:.3f}, {forecast['calibration']} constants, {forecast['epochs']:.1f} epochs",
+                f"band {forecast.low:.3f}–{forecast.high:.3f}, {forecast.calibration.source} constants, "
+                f"{forecast.epochs:.1f} epochs",
             )
         )
     if thresholds.max_starved_share is not None:
-        rows = data["coverable_rows"]
         checks.append(
             Check(
                 "max-starved-share",
                 "share of starved rows",
-                data["starved_rows"] / rows if rows else 0.0,
+                coverage.starved_share,
                 thresholds.max_starved_share,
-                f"{data['starved_rows']:,} of {rows:,} rows",
+                f"{coverage.starved_rows:,} of {coverage.coverable_rows:,} rows",
             )
         )
-    groups = {g["group"]: g for g in data["groups"]}
+    groups = {g.group: g for g in summary.groups}
     by_folded = {name.casefold(): name for name in groups}  # `cyrillic` names Cyrillic
     limits = {by_folded.get(name.casefold(), name): limit for name, limit in thresholds.max_group_risk.items()}
     unknown = sorted(set(limits) - set(groups) - {ALL_GROUPS})
@@ -212,10 +208,10 @@ def _absolute_checks(summary: Summary, thresholds: Thresholds) -> list[Check]:
                 Check(
                     "max-group-risk",
                     f"{name} risk",
-                    group["risk"],
+                    group.risk,
                     limit,
-                    f"{group['starved']:,} of {group['rows']:,} rows starved; "
-                    f"corpus share {group['corpus_share']:.2%}, base share {group['base_share']:.2%}",
+                    f"{group.starved:,} of {group.rows:,} rows starved; "
+                    f"corpus share {group.corpus_share:.2%}, base share {group.base_share:.2%}",
                 )
             )
     return checks

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from vocabrisk.advice import advise
+from vocabrisk.advice import head_epsilon
 from vocabrisk.plan import TrainingPlan
 from vocabrisk.profile import Profile
 from vocabrisk.risk import assess
@@ -148,7 +148,7 @@ class HeadDriftMonitor:
         self.history: list[dict] = []  # {"step": ..., **metrics} per measurement
         self.warned = False
         self.enabled = _main_process()
-        eps = advise(Summary.of(profile, self.plan)).head_eps
+        eps = head_epsilon(Summary.of(profile, self.plan))
         self.head_eps = eps["value"] if eps else None
         self._rows = _Rows.of(profile, self.plan, sample_rows, seed)
         self._module = head_module(model)

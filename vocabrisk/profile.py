@@ -16,59 +16,174 @@ Profiles of the same tokenizer and policy add, which is how shards and workers m
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from vocabrisk._version import __version__
 from vocabrisk.counting.counts import TokenCounts
 from vocabrisk.errors import ProfileError
-from vocabrisk.forecast import OldText
+from vocabrisk.groups import UNUSED
+from vocabrisk.model.head import HeadInfo
+from vocabrisk.old_text import OldText
 from vocabrisk.outputs import atomic_folder
 from vocabrisk.skips import SkipTally
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import polars as pl
 
 PROFILE_JSON = "profile.json"
 TOKENS_PARQUET = "tokens.parquet"
 OLD_TEXT_NPZ = "old_text.npz"
 FORMAT_VERSION = 1
+COLUMNS = ("token_id", "token", "group", "special", "count", "prior", "reference_count")
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class Profile:
-    counts: TokenCounts
-    tokens: list[str]  # readable form of each token id
-    groups: np.ndarray  # group name of each token id (object array of str)
-    special: np.ndarray  # bool per token id: special tokens are not vocabulary a corpus can cover
-    prior: np.ndarray  # how much the base model relies on each token (sums to 1)
+    """A corpus's counts against one model: one row per token id (`table`) and what they were made under.
+
+    The table holds the `tokens.parquet` columns. A loaded profile reads it on first use, so a
+    command that needs only the metadata (or fails on it) never reads the per-token data.
+    """
+
+    per_token: pl.DataFrame | Path = field(repr=False)  # the table, or the Parquet file it is read from
     prior_source: str  # how the prior was made, e.g. "tokenizer" or "reference: PATH"
-    reference_counts: np.ndarray | None  # the reference corpus's own counts, when the prior came from one
     tokenizer: dict  # fingerprint, path, model_type, vocab_size
-    model: dict  # name, head (dict or None), head_note
+    model: dict  # name, head (HeadInfo or None), head_note, encoder
     policy: dict
     read_options: dict
+    documents: int
+    text_bytes: int
+    total_tokens: int
     sources: list[dict] = field(default_factory=list)  # path, format, size, documents, skipped
     skips: SkipTally = field(default_factory=SkipTally)  # files, records and bytes left out
     skipped_examples: list[dict] = field(default_factory=list)
     tool_version: str = __version__
     old_text: OldText | None = None  # the reference's token ids, where the prior came from text
 
+    @classmethod
+    def from_arrays(
+        cls,
+        *,
+        counts: TokenCounts,
+        tokens: list[str],  # readable form of each token id
+        groups: np.ndarray,  # group name of each token id
+        special: np.ndarray,  # bool per token id: special tokens are not vocabulary a corpus can cover
+        prior: np.ndarray,  # how much the base model relies on each token (sums to 1)
+        reference_counts: np.ndarray | None,  # the reference corpus's own counts, when the prior came from one
+        model: dict,
+        **metadata,
+    ) -> Profile:
+        """A profile from the counting stage's arrays, one entry per token id (what `scan` assembles)."""
+        import polars as pl
+
+        size = counts.counts.size
+        table = pl.DataFrame(
+            [
+                pl.Series("token_id", np.arange(size, dtype=np.int64)),
+                pl.Series("token", tokens, pl.String),
+                pl.Series("group", list(groups), pl.String),
+                pl.Series("special", np.asarray(special, dtype=bool)),
+                pl.Series("count", np.asarray(counts.counts, dtype=np.int64)),
+                pl.Series("prior", np.asarray(prior, dtype=np.float64)),
+                pl.Series("reference_count", np.asarray(reference_counts, dtype=np.int64))
+                if reference_counts is not None
+                else pl.Series("reference_count", [None] * size, pl.Int64),
+            ]
+        )
+        head = model.get("head")
+        model = {**model, "head": HeadInfo.from_dict(head) if isinstance(head, dict) else head}
+        return cls(
+            table,
+            model=model,
+            documents=counts.documents,
+            text_bytes=counts.text_bytes,
+            total_tokens=counts.tokens,
+            **metadata,
+        )
+
+    # ---- the per-token data ----------------------------------------------------------
+    @cached_property
+    def table(self) -> pl.DataFrame:
+        """One row per token id: token_id, token, group, special, count, prior, reference_count."""
+        if not isinstance(self.per_token, Path):
+            return self.per_token
+        import polars as pl
+
+        try:
+            return pl.read_parquet(self.per_token, columns=list(COLUMNS))
+        except (OSError, pl.exceptions.PolarsError) as exc:
+            raise ProfileError(
+                f"{self.per_token.parent}: profile is corrupt ({exc})", hint="scan the corpus again"
+            ) from exc
+
+    def to_polars(self) -> pl.DataFrame:
+        """The per-token table, to explore in a notebook.
+
+        >>> import polars as pl, vocabrisk
+        >>> profile = vocabrisk.scan(["sample_corpora/korean-notes.txt"], "demo")
+        >>> df = profile.to_polars()
+        >>> df.columns
+        ['token_id', 'token', 'group', 'special', 'count', 'prior', 'reference_count']
+        >>> df.group_by("group").agg(pl.col("count").sum()).sort("count", descending=True).row(0)
+        ('Hangul', 11512)
+        """
+        return self.table
+
+    def to_pandas(self) -> pd.DataFrame:
+        """The per-token table as a pandas DataFrame, indexed by token id.
+
+        >>> import vocabrisk
+        >>> df = vocabrisk.scan(["sample_corpora/korean-notes.txt"], "demo").to_pandas()
+        >>> df.groupby("group")["count"].sum().idxmax()
+        'Hangul'
+        """
+        return self.table.to_pandas().set_index("token_id")
+
+    def column(self, name: str) -> np.ndarray:
+        """One column of the table as a numpy array (read-only where it shares the table's memory)."""
+        return self.table[name].to_numpy()
+
+    @property
+    def counts(self) -> TokenCounts:
+        return TokenCounts(self.column("count"), documents=self.documents, text_bytes=self.text_bytes)
+
+    @cached_property
+    def tokens(self) -> list[str]:
+        """The readable form of each token id."""
+        return self.table["token"].to_list()
+
+    @property
+    def groups(self) -> np.ndarray:
+        return self.column("group")
+
+    @property
+    def special(self) -> np.ndarray:
+        return self.column("special")
+
+    @property
+    def prior(self) -> np.ndarray:
+        return self.column("prior")
+
+    @property
+    def reference_counts(self) -> np.ndarray | None:
+        """The reference corpus's counts, where the prior came from one."""
+        column = self.table["reference_count"]
+        return None if column.null_count() == column.len() else column.to_numpy()
+
     # ---- what the profile says -------------------------------------------------------
     @property
+    def head(self) -> HeadInfo | None:
+        return self.model.get("head")
+
+    @property
     def vocab_size(self) -> int:
-        return int(self.counts.counts.size)
-
-    @property
-    def documents(self) -> int:
-        return self.counts.documents
-
-    @property
-    def text_bytes(self) -> int:
-        return self.counts.text_bytes
-
-    @property
-    def total_tokens(self) -> int:
-        return self.counts.tokens
+        return self.table.height
 
     @property
     def skipped(self) -> int:
@@ -89,41 +204,37 @@ class Profile:
             "examples": self.skipped_examples,
         }
 
-    @property
+    @cached_property
     def coverable(self) -> np.ndarray:
         """Rows a corpus can reach through text: not special tokens, not unused ids."""
-        return ~self.special & (self.groups != "unused ids")
+        import polars as pl
+
+        return self.table.select(~pl.col("special") & (pl.col("group") != UNUSED)).to_series().to_numpy()
 
     @property
     def shares(self) -> np.ndarray:
         total = self.total_tokens
-        return self.counts.counts / total if total else np.zeros(self.vocab_size)
+        return self.column("count") / total if total else np.zeros(self.vocab_size)
 
     def used_rows(self) -> int:
-        return int(((self.counts.counts > 0) & self.coverable).sum())
+        return int(((self.column("count") > 0) & self.coverable).sum())
 
     def absent_rows(self) -> np.ndarray:
-        return (self.counts.counts == 0) & self.coverable
+        return (self.column("count") == 0) & self.coverable
 
     # ---- combining -------------------------------------------------------------------
     def __add__(self, other: Profile) -> Profile:
         self.check_compatible(other)
-        return Profile(
-            counts=self.counts + other.counts,
-            tokens=self.tokens,
-            groups=self.groups,
-            special=self.special,
-            prior=self.prior,
-            prior_source=self.prior_source,
-            reference_counts=self.reference_counts,
-            tokenizer=self.tokenizer,
-            model=self.model,
-            policy=self.policy,
-            read_options=self.read_options,
+        counts = self.counts + other.counts
+        return replace(
+            self,
+            per_token=self.table.with_columns(count=counts.counts),
+            documents=counts.documents,
+            text_bytes=counts.text_bytes,
+            total_tokens=self.total_tokens + other.total_tokens,
             sources=self.sources + other.sources,
             skips=self.skips + other.skips,
             skipped_examples=(self.skipped_examples + other.skipped_examples)[:MAX_SKIP_EXAMPLES],
-            old_text=self.old_text,
         )
 
     def check_compatible(self, other: Profile) -> None:
@@ -140,12 +251,16 @@ class Profile:
             )
 
     # ---- persistence -----------------------------------------------------------------
+    def model_dict(self) -> dict:
+        """The model's facts as plain data, the head among them."""
+        return {**self.model, "head": self.head.to_dict() if self.head else None}
+
     def metadata(self) -> dict:
         return {
             "format_version": FORMAT_VERSION,
             "tool_version": self.tool_version,
             "tokenizer": self.tokenizer,
-            "model": self.model,
+            "model": self.model_dict(),
             "policy": self.policy,
             "prior_source": self.prior_source,
             "read_options": self.read_options,
@@ -175,24 +290,7 @@ class Profile:
                 hint="choose an empty or new --out folder",
             )
         with atomic_folder(folder) as staging:
-            import pyarrow as pa  # here, not at import: commands that save no profile start faster
-            import pyarrow.parquet as pq
-
-            table = pa.table(
-                {
-                    "token_id": pa.array(np.arange(self.vocab_size), pa.int64()),
-                    "token": pa.array(self.tokens, pa.string()),
-                    "group": pa.array(list(self.groups), pa.string()),
-                    "special": pa.array(self.special, pa.bool_()),
-                    "count": pa.array(self.counts.counts, pa.int64()),
-                    "prior": pa.array(self.prior, pa.float64()),
-                    "reference_count": pa.array(
-                        self.reference_counts if self.reference_counts is not None else [None] * self.vocab_size,
-                        pa.int64(),
-                    ),
-                }
-            )
-            pq.write_table(table, staging / TOKENS_PARQUET)
+            self.table.write_parquet(staging / TOKENS_PARQUET)
             if self.old_text is not None:
                 np.savez_compressed(
                     staging / OLD_TEXT_NPZ, ids=self.old_text.ids.astype(np.uint32), starts=self.old_text.starts
@@ -209,42 +307,35 @@ class Profile:
                 f"{folder}: not a vocabrisk profile (needs {PROFILE_JSON} and {TOKENS_PARQUET})",
                 hint="create one with `vocabrisk scan CORPUS --model MODEL --out DIR`",
             )
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        import polars as pl
 
         try:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
-            table = pq.read_table(table_path)
-            column = {name: table.column(name) for name in table.column_names}
-            counts = column["count"].to_numpy().astype(np.int64)
-            references = column["reference_count"]
-            reference_counts = None if references.null_count == len(references) else references.to_numpy()
-            arrays = {  # column by column, without a Python object per number
-                "tokens": column["token"].to_pylist(),
-                "groups": column["group"].to_numpy(zero_copy_only=False).astype(object),
-                "special": column["special"].to_numpy(zero_copy_only=False).astype(bool),
-                "prior": column["prior"].to_numpy().astype(np.float64),
-                "reference_counts": None if reference_counts is None else reference_counts.astype(np.int64),
-            }
+            missing = set(COLUMNS) - set(pl.read_parquet_schema(table_path))  # the footer only: the rows on first use
+            if missing:
+                raise ValueError(f"{TOKENS_PARQUET} lacks the columns {', '.join(sorted(missing))}")
             old_text = None
             if (folder / OLD_TEXT_NPZ).exists():
                 with np.load(folder / OLD_TEXT_NPZ) as saved:
                     old_text = OldText(saved["ids"].astype(np.int64), saved["starts"].astype(np.int64))
-        except (OSError, ValueError, KeyError, pa.ArrowException) as exc:
+        except (OSError, ValueError, KeyError, pl.exceptions.PolarsError) as exc:
             raise ProfileError(f"{folder}: profile is corrupt ({exc})", hint="scan the corpus again") from exc
         if meta.get("format_version") != FORMAT_VERSION:
             raise ProfileError(
                 f"{folder}: profile format {meta.get('format_version')} is not {FORMAT_VERSION}",
                 hint="rescan with this version of vocabrisk",
             )
+        head = meta["model"].get("head")
         return cls(
-            counts=TokenCounts(counts, documents=meta["documents"], text_bytes=meta["text_bytes"]),
-            **arrays,
+            table_path,
             prior_source=meta["prior_source"],
             tokenizer=meta["tokenizer"],
-            model=meta["model"],
+            model={**meta["model"], "head": HeadInfo.from_dict(head) if head else None},
             policy=meta["policy"],
             read_options=meta["read_options"],
+            documents=meta["documents"],
+            text_bytes=meta["text_bytes"],
+            total_tokens=meta["tokens"],
             sources=meta["sources"],
             skips=SkipTally.from_dict(meta.get("skips") or {"records": meta["skipped"]}),
             skipped_examples=meta["skipped_examples"],

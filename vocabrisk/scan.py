@@ -26,10 +26,10 @@ from vocabrisk.counting.encoder import tokenizers_version
 from vocabrisk.engines.shards import describe, strict_error
 from vocabrisk.errors import InputError, ModelError, ProfileError
 from vocabrisk.facts import VocabularyFacts, load_facts
-from vocabrisk.forecast import OLD_TEXT_TOKENS, OldText
 from vocabrisk.model import HeadInfo, locate_head, resolve_model
 from vocabrisk.model.head import is_encoder
 from vocabrisk.model.resolve import ModelFiles
+from vocabrisk.old_text import OLD_TEXT_TOKENS, OldText
 from vocabrisk.prior import counts_prior, head_prior
 from vocabrisk.profile import MAX_SKIP_EXAMPLES, Profile
 from vocabrisk.skips import SkipTally
@@ -192,7 +192,7 @@ def scan(
         )
     vocab = loaded.vocab
     base, prior_source, reference_counts, old_text = _base_usage(loaded, reference, prior, policy, engine)
-    return Profile(
+    return Profile.from_arrays(
         counts=merged.counts,
         tokens=list(vocab.readable),
         groups=vocab.groups,

@@ -1,17 +1,104 @@
-"""What a profile and its risk say, as plain data: the single source for every report format."""
+"""What a profile and its risk say: the single source for every report format.
+
+A summary joins the profile's per-token table with the risk's columns (exposure,
+contribution, starved) once, and derives from it, once each, what the commands and reports
+show: coverage, token groups, the starved tokens that cost most, usage bands. They are typed
+attributes; `to_dict()` is only their JSON form.
+
+Float sums are taken with numpy over each group's rows in token-id order, as the risk score
+is, so the numbers are the same to the last bit whichever way the rows are grouped.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from vocabrisk.forecast import Calibration, Forecast, forecast, load_calibration, model_key
-from vocabrisk.plan import TrainingPlan
+from vocabrisk.plan import TrainingPlan, describe
 from vocabrisk.profile import Profile
-from vocabrisk.risk import RiskResult, assess
+from vocabrisk.risk import RiskResult, assess, never_seen_share, unigram_kl
+
+if TYPE_CHECKING:
+    import polars as pl
 
 TOP_TOKENS = 15
+USAGE_BANDS = 10
+RISK_MEANING = (
+    "starved usage: prior-weighted share of output-head rows expected to drift under one-sided Adam updates "
+    "(secondary: it names the rows, the forecast ranks corpora)"
+)
+RISK_BANDS = "low < 0.05 ≤ medium < 0.20 ≤ high"
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How many of the head's coverable rows the corpus uses, never shows, and starves."""
+
+    coverable_rows: int
+    used_rows: int
+    absent_rows: int
+    starved_rows: int
+
+    @property
+    def used_share(self) -> float:
+        return self.used_rows / self.coverable_rows if self.coverable_rows else 0.0
+
+    @property
+    def starved_share(self) -> float:
+        return self.starved_rows / self.coverable_rows if self.coverable_rows else 0.0
+
+
+@dataclass(frozen=True)
+class GroupRisk:
+    """One token group: its rows, how many the corpus uses, leaves absent or starved, and the risk it carries."""
+
+    group: str
+    rows: int
+    used: int
+    absent: int
+    starved: int
+    corpus_share: float
+    base_share: float
+    risk: float
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class TokenAtRisk:
+    """A starved token the base model uses: what its row's drift costs."""
+
+    token_id: int
+    token: str
+    group: str
+    count: int
+    base_share: float
+    exposure: float
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class UsageBand:
+    """One slice of the coverable rows ranked by the base model's use: how many the corpus feeds or starves."""
+
+    band: str  # "top 10%", "10–20%", ...
+    upto: int  # percent of the rows up to the end of this slice
+    rows: int
+    fed: int
+    seen_starved: int
+    never_seen: int
+    base_share: float
+    risk: float
+
+    def to_dict(self) -> dict:
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -31,11 +118,34 @@ class Summary:
         )
         return cls(profile, risk, predicted)
 
+    # ---- the table -------------------------------------------------------------------
+    @cached_property
+    def table(self) -> pl.DataFrame:
+        """The profile's table with the risk's columns: coverable, share (of the corpus), base_share (the
+        prior over coverable rows), exposure, contribution (base_share × exposure) and starved."""
+        import polars as pl
+
+        p, r = self.profile, self.risk
+        columns = {
+            "coverable": p.coverable,
+            "share": p.shares,
+            "base_share": r.prior,
+            "exposure": r.exposure,
+            "contribution": r.contribution,
+            "starved": r.starved,
+        }
+        return p.table.with_columns(pl.Series(name, values) for name, values in columns.items())
+
+    def column(self, name: str) -> np.ndarray:
+        return self.table[name].to_numpy()
+
+    # ---- what it says ----------------------------------------------------------------
     @property
     def encoder(self) -> bool:
         """An encoder (BERT) has no causal output head: the head risk does not apply to it."""
         return bool(self.profile.model.get("encoder"))
 
+    @cached_property
     def trust(self) -> str:
         """How far to trust the risk, given the model and the prior behind it."""
         p = self.profile
@@ -55,112 +165,180 @@ class Summary:
             return "a data-free prior from the head's weights; --reference TEXT gives a firmer one"
         return "prior from text in the base model's own distribution"
 
-    def groups(self) -> list[dict]:
-        """Per token group: rows, how many the corpus uses, leaves absent or starved, and risk carried."""
-        p, r = self.profile, self.risk
-        coverable = p.coverable
-        rows = []
-        for name in sorted(set(p.groups[coverable])):
-            mask = (p.groups == name) & coverable
-            rows.append(
-                {
-                    "group": name,
-                    "rows": int(mask.sum()),
-                    "used": int((mask & (p.counts.counts > 0)).sum()),
-                    "absent": int((mask & (p.counts.counts == 0)).sum()),
-                    "starved": int((mask & r.starved).sum()),
-                    "corpus_share": float(p.shares[mask].sum()),
-                    "base_share": float(r.prior[mask].sum()),
-                    "risk": float(r.contribution[mask].sum()),
-                }
-            )
-        rows.sort(key=lambda g: -g["risk"])
-        return rows
+    @cached_property
+    def coverage(self) -> Coverage:
+        import polars as pl
 
-    def top_at_risk(self, k: int = TOP_TOKENS) -> list[dict]:
-        """The starved tokens the base model uses most: the rows whose drift costs most.
+        row = self.table.select(
+            pl.col("coverable").sum().alias("coverable_rows"),
+            (pl.col("coverable") & (pl.col("count") > 0)).sum().alias("used_rows"),
+            (pl.col("coverable") & (pl.col("count") == 0)).sum().alias("absent_rows"),
+            pl.col("starved").sum().alias("starved_rows"),
+        ).row(0, named=True)
+        return Coverage(**row)
+
+    @cached_property
+    def groups(self) -> list[GroupRisk]:
+        """Per token group of coverable rows, the group carrying most risk first (ties by name)."""
+        import polars as pl
+
+        counted = (
+            self.table.filter("coverable")
+            .group_by("group")
+            .agg(
+                pl.len().alias("rows"),
+                (pl.col("count") > 0).sum().alias("used"),
+                (pl.col("count") == 0).sum().alias("absent"),
+                pl.col("starved").sum().alias("starved"),
+                pl.col("token_id").alias("ids"),
+            )
+            .sort("group")
+        )
+        shares, base, contribution = (self.column(name) for name in ("share", "base_share", "contribution"))
+        rows = []
+        for row in counted.iter_rows(named=True):
+            ids = np.asarray(row.pop("ids"))
+            sums = {"corpus_share": shares[ids].sum(), "base_share": base[ids].sum(), "risk": contribution[ids].sum()}
+            rows.append(GroupRisk(**row, **{name: float(value) for name, value in sums.items()}))
+        return sorted(rows, key=lambda g: -g.risk)
+
+    @cached_property
+    def top_at_risk(self) -> list[TokenAtRisk]:
+        """The TOP_TOKENS starved tokens the base model uses most: the rows whose drift costs most.
 
         Ties (a data-free prior gives many tokens the same share) go to the tokens the corpus
         holds fewest of, then to longer tokens (more specific text to add), then by id.
         """
-        p, r = self.profile, self.risk
-        lengths = np.array([len(token) for token in p.tokens])
-        order = np.lexsort((np.arange(p.vocab_size), -lengths, p.counts.counts, -r.contribution))
-        rows = []
-        for token_id in order[:k]:
-            if r.contribution[token_id] <= 0:
-                break
-            rows.append(
-                {
-                    "token_id": int(token_id),
-                    "token": p.tokens[token_id],
-                    "group": str(p.groups[token_id]),
-                    "count": int(p.counts.counts[token_id]),
-                    "base_share": float(r.prior[token_id]),
-                    "exposure": float(r.exposure[token_id]),
-                }
-            )
-        return rows
+        import polars as pl
 
-    def ties_after_top(self, k: int = TOP_TOKENS) -> int:
+        top = (
+            self.table.filter(pl.col("contribution") > 0)
+            .sort(
+                [pl.col("contribution"), pl.col("count"), pl.col("token").str.len_chars(), pl.col("token_id")],
+                descending=[True, False, True, False],
+            )
+            .head(TOP_TOKENS)
+        )
+        return [
+            TokenAtRisk(
+                token_id=row["token_id"],
+                token=row["token"],
+                group=row["group"],
+                count=row["count"],
+                base_share=row["base_share"],
+                exposure=row["exposure"],
+            )
+            for row in top.iter_rows(named=True)
+        ]
+
+    @cached_property
+    def top_at_risk_ties(self) -> int:
         """How many tokens not listed in `top_at_risk` tie with the last one listed."""
-        shown = self.top_at_risk(k)
-        if len(shown) < k:
+        shown = self.top_at_risk
+        if len(shown) < TOP_TOKENS:
             return 0
-        last = self.risk.contribution[shown[-1]["token_id"]]
-        tied = np.isclose(self.risk.contribution, last, rtol=1e-9, atol=0.0)
-        return int(tied.sum()) - sum(1 for t in shown if tied[t["token_id"]])
+        contribution = self.risk.contribution
+        tied = np.isclose(contribution, contribution[shown[-1].token_id], rtol=1e-9, atol=0.0)
+        return int(tied.sum()) - sum(1 for t in shown if tied[t.token_id])
+
+    @cached_property
+    def usage_bands(self) -> list[UsageBand]:
+        """Coverable rows ranked by the base model's use, cut into USAGE_BANDS equal slices, most used first.
+
+        They show whether the corpus starves rows the model barely uses (harmless) or its everyday ones.
+        """
+        r = self.risk
+        rows = np.flatnonzero(self.profile.coverable)
+        order = rows[np.argsort(-r.prior[rows], kind="stable")]
+        seen = self.column("count") > 0
+        result = []
+        for i, part in enumerate(np.array_split(order, USAGE_BANDS)):
+            if part.size == 0:
+                continue
+            start, end = i * 100 // USAGE_BANDS, (i + 1) * 100 // USAGE_BANDS
+            result.append(
+                UsageBand(
+                    band=f"top {end}%" if i == 0 else f"{start}–{end}%",
+                    upto=end,
+                    rows=int(part.size),
+                    fed=int((seen[part] & ~r.starved[part]).sum()),
+                    seen_starved=int((seen[part] & r.starved[part]).sum()),
+                    never_seen=int((~seen[part]).sum()),
+                    base_share=float(r.prior[part].sum()),
+                    risk=float(r.contribution[part].sum()),
+                )
+            )
+        return result
 
     @property
     def implied_epochs(self) -> float | None:
         """How many times the plan goes over this corpus."""
         return self.risk.plan.implied_epochs(self.profile.total_tokens)
 
+    @cached_property
     def warnings(self) -> list[str]:
         """What a reader should know before trusting the numbers: today, a plan that repeats the corpus."""
         warning = self.risk.plan.repeats_warning(self.profile.total_tokens)
         return [warning] if warning else []
 
+    @cached_property
+    def plan_text(self) -> str:
+        """The plan in one line, with how many times it goes over this corpus."""
+        return describe({"plan": self.risk.plan.to_dict(), "implied_epochs": self.implied_epochs})
+
+    @cached_property
+    def top_groups(self) -> list[str]:
+        """The (up to) three groups carrying most risk: where the risk sits."""
+        return [g.group for g in self.groups[:3] if g.risk > 0]
+
+    @cached_property
+    def baselines(self) -> dict[str, float]:
+        """The naive baselines the risk is checked against: rows never seen, and unigram KL."""
+        return {"never_seen_share": never_seen_share(self.profile), "unigram_kl": unigram_kl(self.profile)}
+
+    def risk_dict(self) -> dict:
+        r = self.risk
+        return {
+            "score": r.score,
+            "band": r.band,
+            "prior": r.prior_source,
+            "plan": r.plan.to_dict(),
+            "implied_epochs": self.implied_epochs,
+            "meaning": RISK_MEANING,
+            "bands": RISK_BANDS,
+            "applies": not self.encoder,
+            "trust": self.trust,
+        }
+
     def to_dict(self) -> dict:
-        p, r = self.profile, self.risk
-        coverable = int(p.coverable.sum())
+        """The summary as JSON-ready data (`scan --format json`, the gate's JSON)."""
+        p, c = self.profile, self.coverage
         return {
             "tool_version": p.tool_version,
             "model": p.model["name"],
             "tokenizer": p.tokenizer,
-            "head": p.model.get("head"),
+            "head": p.head.to_dict() if p.head else None,
             "head_note": p.model.get("head_note"),
             "documents": p.documents,
             "text_bytes": p.text_bytes,
             "tokens": p.total_tokens,
             "vocab_size": p.vocab_size,
-            "coverable_rows": coverable,
-            "used_rows": p.used_rows(),
-            "used_share": p.used_rows() / coverable if coverable else 0.0,
-            "absent_rows": int(p.absent_rows().sum()),
-            "starved_rows": int(r.starved.sum()),
+            "coverable_rows": c.coverable_rows,
+            "used_rows": c.used_rows,
+            "used_share": c.used_share,
+            "absent_rows": c.absent_rows,
+            "starved_rows": c.starved_rows,
             "forecast": self.forecast.to_dict(),
-            "risk": {
-                "score": r.score,
-                "band": r.band,
-                "prior": r.prior_source,
-                "plan": r.plan.to_dict(),
-                "implied_epochs": self.implied_epochs,
-                "meaning": "starved usage: prior-weighted share of output-head rows expected to drift under "
-                "one-sided Adam updates (secondary: it names the rows, the forecast ranks corpora)",
-                "bands": "low < 0.05 ≤ medium < 0.20 ≤ high",
-                "applies": not self.encoder,
-                "trust": self.trust(),
-            },
-            "groups": self.groups(),
-            "top_at_risk": self.top_at_risk(),
-            "top_at_risk_ties": self.ties_after_top(),
+            "risk": self.risk_dict(),
+            "groups": [g.to_dict() for g in self.groups],
+            "top_at_risk": [t.to_dict() for t in self.top_at_risk],
+            "top_at_risk_ties": self.top_at_risk_ties,
             "policy": p.policy,
             "read_options": p.read_options,
             "sources": p.sources,
             "skipped": p.skipped,
             "skipped_examples": p.skipped_examples,
-            "warnings": self.warnings(),
+            "warnings": self.warnings,
             "skips": p.skip_report(),
         }
 

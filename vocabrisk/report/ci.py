@@ -1,4 +1,4 @@
-"""A gate result in the formats CI systems read; each formatter takes `GateResult.to_dict()`.
+"""A gate result in the formats CI systems read; each formatter takes a `GateResult`.
 
 - `text`: for people reading a log; `json`: for scripts.
 - `github`: the text, then workflow commands (`::error title=...::message`) that GitHub
@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.text import Text
 
 from vocabrisk._version import __version__
-from vocabrisk.plan import describe
+from vocabrisk.gate import Check, GateResult
 from vocabrisk.report.markdown import code, escape, facts, groups_table, table, tokens_table
 
 FORMATS = ("text", "json", "github", "junit", "markdown", "sarif")
@@ -35,7 +35,7 @@ RULES = {
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
-def format_result(data: dict, name: str) -> str:
+def format_result(result: GateResult, name: str) -> str:
     return {
         "text": to_text,
         "json": to_json,
@@ -43,119 +43,119 @@ def format_result(data: dict, name: str) -> str:
         "junit": to_junit,
         "markdown": to_markdown,
         "sarif": to_sarif,
-    }[name](data)
+    }[name](result)
 
 
-def render_text(data: dict, console: Console) -> None:
+def render_text(result: GateResult, console: Console) -> None:
     """One line per check, never wrapped, so a log can be searched for what failed."""
     print_line = functools.partial(console.print, soft_wrap=True)
-    s = data["summary"]
-    verdict = Text("PASSED", style="bold green") if data["passed"] else Text("FAILED", style="bold red")
-    print_line(Text.assemble("vocabrisk gate ", verdict, f"  {data['subject']}"))
+    s = result.summary
+    verdict = Text("PASSED", style="bold green") if result.passed else Text("FAILED", style="bold red")
+    print_line(Text.assemble("vocabrisk gate ", verdict, f"  {result.subject}"))
     print_line(
         Text(
-            f"  model {s['model']} · {s['tokens']:,} tokens · forecast +{s['forecast']['total_nats']:.3f} nats · "
-            f"starved usage {s['risk']['score']:.3f} ({s['risk']['band']}) · "
-            f"{s['starved_rows']:,} of {s['coverable_rows']:,} rows starved",
+            f"  model {s.profile.model['name']} · {s.profile.total_tokens:,} tokens · "
+            f"forecast +{s.forecast.total:.3f} nats · starved usage {s.risk.score:.3f} ({s.risk.band}) · "
+            f"{s.coverage.starved_rows:,} of {s.coverage.coverable_rows:,} rows starved",
             style="dim",
         )
     )
-    print_line(Text(f"  plan: {describe(s['risk'])}", style="dim"))
-    for warning in s["warnings"]:
+    print_line(Text(f"  plan: {s.plan_text}", style="dim"))
+    for warning in s.warnings:
         print_line(Text(f"  warning: {warning}", style="yellow"))
-    shown, held = _readable_checks(data["checks"])
+    shown, held = _readable_checks(result.checks)
     for check in shown:
-        mark = Text("  ✓ ", style="green") if check["passed"] else Text("  ✗ ", style="bold red")
-        print_line(Text.assemble(mark, check["message"]))
+        mark = Text("  ✓ ", style="green") if check.passed else Text("  ✗ ", style="bold red")
+        print_line(Text.assemble(mark, check.message))
     if held:
         print_line(Text.assemble(Text("  ✓ ", style="green"), held))
-    baseline = data["baseline"]
+    baseline = result.baseline
     if baseline and baseline["newly_starved_tokens"]:
         tokens = " ".join(t["token"] for t in baseline["newly_starved_tokens"][:10])
         print_line(Text(f"  newly starved, most used first: {tokens}", style="dim"))
-    print_line(Text(f"  {_limits_origin(data)}", style="dim"))
+    print_line(Text(f"  {_limits_origin(result)}", style="dim"))
 
 
-def to_text(data: dict) -> str:
+def to_text(result: GateResult) -> str:
     buffer = io.StringIO()
-    render_text(data, Console(file=buffer, width=160, color_system=None, highlight=False))
+    render_text(result, Console(file=buffer, width=160, color_system=None, highlight=False))
     return buffer.getvalue()
 
 
-def to_json(data: dict) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+def to_json(result: GateResult) -> str:
+    return json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n"
 
 
-def to_github(data: dict) -> str:
+def to_github(result: GateResult) -> str:
     """The text report, then one annotation per breached limit (or a notice that all held)."""
-    inputs = data["inputs"]
+    inputs = result.inputs
     properties = {"title": "vocabrisk gate"}
     if len(inputs) == 1 and Path(inputs[0]).is_file():
         properties["file"] = inputs[0]
-    lines = [to_text(data).rstrip("\n")]
-    for warning in data["summary"]["warnings"]:
-        lines.append(_workflow_command("warning", {**properties, "title": "vocabrisk plan"}, {"message": warning}))
-    for check in data["checks"]:
-        if not check["passed"]:
-            lines.append(_workflow_command("error", {**properties, "title": f"vocabrisk {check['rule']}"}, check))
-    if data["passed"]:
+    lines = [to_text(result).rstrip("\n")]
+    for warning in result.summary.warnings:
+        lines.append(_workflow_command("warning", {**properties, "title": "vocabrisk plan"}, warning))
+    for check in result.checks:
+        if not check.passed:
+            lines.append(_workflow_command("error", {**properties, "title": f"vocabrisk {check.rule}"}, check.message))
+    if result.passed:
         verdict = (
-            f"passed {len(data['checks'])} checks: forecast +{data['summary']['forecast']['total_nats']:.3f} nats, "
-            f"starved usage {data['summary']['risk']['score']:.4f}"
+            f"passed {len(result.checks)} checks: forecast +{result.summary.forecast.total:.3f} nats, "
+            f"starved usage {result.summary.risk.score:.4f}"
         )
-        lines.append(_workflow_command("notice", properties, {"message": f"{data['subject']}: {verdict}"}))
+        lines.append(_workflow_command("notice", properties, f"{result.subject}: {verdict}"))
     return "\n".join(lines) + "\n"
 
 
-def _workflow_command(kind: str, properties: dict, check: dict) -> str:
+def _workflow_command(kind: str, properties: dict, message: str) -> str:
     def value(text: str) -> str:
         return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
     props = ",".join(f"{k}={value(v).replace(':', '%3A').replace(',', '%2C')}" for k, v in properties.items())
-    return f"::{kind} {props}::{value(check['message'])}"
+    return f"::{kind} {props}::{value(message)}"
 
 
-def to_junit(data: dict) -> str:
-    checks = data["checks"]
-    failures = str(sum(not c["passed"] for c in checks))
+def to_junit(result: GateResult) -> str:
+    checks = result.checks
+    failures = str(sum(not c.passed for c in checks))
     suites = ElementTree.Element("testsuites", name="vocabrisk gate", tests=str(len(checks)), failures=failures)
     suite = ElementTree.SubElement(
-        suites, "testsuite", name=f"vocabrisk gate: {data['subject']}", tests=str(len(checks)),
+        suites, "testsuite", name=f"vocabrisk gate: {result.subject}", tests=str(len(checks)),
         failures=failures, errors="0", skipped="0",
     )  # fmt: skip
     properties = ElementTree.SubElement(suite, "properties")
-    s = data["summary"]
+    s = result.summary
     for name, value in (
-        ("model", s["model"]),
-        ("risk", f"{s['risk']['score']:.6f}"),
-        ("band", s["risk"]["band"]),
-        ("starved_rows", str(s["starved_rows"])),
-        ("limits", _limits_origin(data)),
+        ("model", s.profile.model["name"]),
+        ("risk", f"{s.risk.score:.6f}"),
+        ("band", s.risk.band),
+        ("starved_rows", str(s.coverage.starved_rows)),
+        ("limits", _limits_origin(result)),
     ):
         ElementTree.SubElement(properties, "property", name=name, value=value)
     for check in checks:
         case = ElementTree.SubElement(
-            suite, "testcase", classname=f"vocabrisk.gate.{check['rule']}", name=check["subject"], time="0"
+            suite, "testcase", classname=f"vocabrisk.gate.{check.rule}", name=check.subject, time="0"
         )
-        if not check["passed"]:
-            failure = ElementTree.SubElement(case, "failure", message=check["message"], type=check["rule"])
-            failure.text = RULES[check["rule"]]
+        if not check.passed:
+            failure = ElementTree.SubElement(case, "failure", message=check.message, type=check.rule)
+            failure.text = RULES[check.rule]
     ElementTree.indent(suites)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(suites, encoding="unicode") + "\n"
 
 
-def to_sarif(data: dict) -> str:
-    locations = [{"physicalLocation": {"artifactLocation": {"uri": _uri(p)}}} for p in data["inputs"]]
+def to_sarif(result: GateResult) -> str:
+    locations = [{"physicalLocation": {"artifactLocation": {"uri": _uri(p)}}} for p in result.inputs]
     results = [
         {
-            "ruleId": check["rule"],
+            "ruleId": check.rule,
             "level": "error",
-            "message": {"text": check["message"]},
+            "message": {"text": check.message},
             "locations": locations,
-            "properties": {"value": check["value"], "limit": check["limit"]},
+            "properties": {"value": check.value, "limit": check.limit},
         }
-        for check in data["checks"]
-        if not check["passed"]
+        for check in result.checks
+        if not check.passed
     ]
     log = {
         "$schema": SARIF_SCHEMA,
@@ -173,7 +173,7 @@ def to_sarif(data: dict) -> str:
                     }
                 },
                 "results": results,
-                "properties": {"risk": data["summary"]["risk"], "passed": data["passed"]},
+                "properties": {"risk": result.summary.risk_dict(), "passed": result.passed},
             }
         ],
     }
@@ -185,16 +185,16 @@ def _uri(path: str) -> str:
     return p.resolve().as_uri() if p.is_absolute() else p.as_posix()
 
 
-def to_markdown(data: dict) -> str:
-    s = data["summary"]
-    verdict = "✅ passed" if data["passed"] else "❌ failed"
+def to_markdown(result: GateResult) -> str:
+    s = result.summary
+    verdict = "✅ passed" if result.passed else "❌ failed"
     parts = [
-        f"## vocabrisk gate {verdict}: {escape(data['subject'])}",
+        f"## vocabrisk gate {verdict}: {escape(result.subject)}",
         "",
-        table(["", "check", "value", "limit"], _check_rows(data["checks"]), align="llrr"),
+        table(["", "check", "value", "limit"], _check_rows(result.checks), align="llrr"),
         "",
     ]
-    baseline = data["baseline"]
+    baseline = result.baseline
     if baseline:
         parts.append(
             f"**Baseline** {escape(baseline['path'])}: risk {baseline['risk_before']:.4f} → "
@@ -206,49 +206,48 @@ def to_markdown(data: dict) -> str:
             parts.append(f"Newly starved, most used first: {tokens}")
         parts.append("")
     parts += [
-        f"_{escape(_limits_origin(data))}_",
+        f"_{escape(_limits_origin(result))}_",
         "",
         "<details><summary>Profile</summary>",
         "",
         facts(s),
         "",
-        groups_table(s["groups"]),
+        groups_table(s.groups),
         "",
-        tokens_table(s["top_at_risk"]),
+        tokens_table(s.top_at_risk),
         "",
         "</details>",
     ]
     return "\n".join(parts) + "\n"
 
 
-def _readable_checks(checks: list[dict]) -> tuple[list[dict], str | None]:
+def _readable_checks(checks: list[Check]) -> tuple[list[Check], str | None]:
     """The checks to list one by one, and a line for the group limits that held.
 
     `--max-group-risk '*=...'` makes one check per token group, dozens for a large vocabulary:
     a reader needs the groups that broke their limit, and only the closest call of the rest.
     """
-    held = [c for c in checks if c["passed"] and c["rule"] == "max-group-risk"]
+    held = [c for c in checks if c.passed and c.rule == "max-group-risk"]
     if len(held) < 2:
         return checks, None
-    top = max(held, key=lambda c: c["value"] - c["limit"])
-    shown = [c for c in checks if not (c["passed"] and c["rule"] == "max-group-risk")]
+    top = max(held, key=lambda c: c.value - c.limit)
+    shown = [c for c in checks if not (c.passed and c.rule == "max-group-risk")]
     return shown, (
-        f"{len(held)} token groups within max-group-risk (closest: {top['subject']} {top['value']:.4f}, "
-        f"limit {top['limit']:.4f})"
+        f"{len(held)} token groups within max-group-risk (closest: {top.subject} {top.value:.4f}, "
+        f"limit {top.limit:.4f})"
     )
 
 
-def _check_rows(checks: list[dict]) -> list[list[str]]:
+def _check_rows(checks: list[Check]) -> list[list[str]]:
     shown, held = _readable_checks(checks)
     rows = [
-        ["✅" if c["passed"] else "❌", f"{escape(c['subject'])} ({c['rule']})", f"{c['value']:.4f}",
-         f"{c['limit']:.4f}"]
+        ["✅" if c.passed else "❌", f"{escape(c.subject)} ({c.rule})", f"{c.value:.4f}", f"{c.limit:.4f}"]
         for c in shown
-    ]  # fmt: skip
+    ]
     return rows + ([["✅", escape(held), "", ""]] if held else [])
 
 
-def _limits_origin(data: dict) -> str:
-    if data["default_limit"]:
+def _limits_origin(result: GateResult) -> str:
+    if result.defaulted:
         return "no limit set: the default max-risk fails the high band"
-    return f"configuration file: {data['config']}" if data["config"] else "limits from command-line flags"
+    return f"configuration file: {result.config}" if result.config else "limits from command-line flags"

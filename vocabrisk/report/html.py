@@ -7,15 +7,15 @@ points outside the file. Every section has a stable id (`ranking`, `profile-N`,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
 
 from vocabrisk._version import __version__
-from vocabrisk.advice import data_advice_text, mixing_text
-from vocabrisk.forecast import describe_forecast
+from vocabrisk.advice import Advice, data_advice_text, mixing_text
 from vocabrisk.plan import describe, format_epochs
 from vocabrisk.report import plots
-from vocabrisk.report.content import ProfileReport, Report
-from vocabrisk.summary import skipped_text
+from vocabrisk.report.content import Named, ProfileReport, Report
+from vocabrisk.summary import Summary, TokenAtRisk, skipped_text
 
 STYLE = """
 body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", "Noto Sans", sans-serif; color: #1f2933;
@@ -44,11 +44,11 @@ def render_html(report: Report) -> str:
         f"<title>{escape(report.title)}</title><style>{STYLE}</style></head>",
         "<body>",
         f"<header><h1>{escape(report.title)}</h1>",
-        f'<p class="muted">vocabrisk {escape(__version__)} · {_plan_line(report.profiles[0].data)}</p></header>',
+        f'<p class="muted">vocabrisk {escape(__version__)} · {_plan_line(report.profiles[0].summary)}</p></header>',
         _nav(report),
     ]
     if len(report.profiles) > 1:
-        parts.append(_ranking(report.ranking))
+        parts.append(_ranking(report.profiles))
     parts += [_profile(i, p) for i, p in enumerate(report.profiles, 1)]
     parts += [
         '<footer class="muted"><p><b>Risk</b> is the share of the base model\'s own token use whose output-head rows',
@@ -66,18 +66,19 @@ def _nav(report: Report) -> str:
     return f"<nav>{''.join(links)}</nav>"
 
 
-def _ranking(rows: list[dict]) -> str:
+def _ranking(ranked: Sequence[Named]) -> str:
     body = "".join(
-        f'<tr><td class="text">{escape(r["candidate"])}</td><td>{r["tokens"]:,}</td>'
-        f"<td>+{r['forecast']['total_nats']:.3f}</td>"
-        f"<td>{format_epochs(r['implied_epochs'])}</td><td>{r['used_share']:.1%}</td>"
-        f"<td>{r['starved_rows']:,}</td><td>{r['risk']:.3f}</td><td class='text'>{_badge(r['band'])}</td>"
-        f'<td class="text">{escape(", ".join(r["top_groups"]))}</td></tr>'
-        for r in rows
+        f'<tr><td class="text">{escape(r.name)}</td><td>{s.profile.total_tokens:,}</td>'
+        f"<td>+{s.forecast.total:.3f}</td>"
+        f"<td>{format_epochs(s.implied_epochs)}</td><td>{s.coverage.used_share:.1%}</td>"
+        f"<td>{s.coverage.starved_rows:,}</td><td>{s.risk.score:.3f}</td><td class='text'>{_badge(s.risk.band)}</td>"
+        f'<td class="text">{escape(", ".join(s.top_groups))}</td></tr>'
+        for r in ranked
+        for s in [r.summary]
     )
     return (
         '<section id="ranking"><h2>Candidates, least surprising first (unigram KL: the best-validated ranking)</h2>'
-        + plots.ranking(rows, salt="ranking")
+        + plots.ranking(ranked, salt="ranking")
         + "<table><tr><th>candidate</th><th>tokens</th><th>forecast (nats)</th><th>epochs</th><th>rows used</th>"
         + "<th>starved</th><th>starved usage</th>"
         + f'<th class="text">band</th><th class="text">risk sits in</th></tr>{body}</table></section>'
@@ -85,22 +86,22 @@ def _ranking(rows: list[dict]) -> str:
 
 
 def _profile(index: int, report: ProfileReport) -> str:
-    d, key = report.data, f"profile-{index}"
+    s, key = report.summary, f"profile-{index}"
     return "\n".join(
         [
             f'<section id="{key}" class="profile">',
-            f"<h2>{escape(report.name)} {_badge(d['risk']['band'])}</h2>",
-            _facts(d),
+            f"<h2>{escape(report.name)} {_badge(s.risk.band)}</h2>",
+            _facts(s),
             f'<section id="{key}-coverage"><h3>Coverage by how much the base model uses each row</h3>',
-            plots.coverage_by_usage(report.usage, salt=f"{key}-coverage"),
+            plots.coverage_by_usage(s.usage_bands, salt=f"{key}-coverage"),
             '<p class="muted">Coverable rows ranked by the base model\'s use (its prior) and cut into ten equal',
             "slices. Starved rows among the most used slices cost most.</p></section>",
             f'<section id="{key}-groups"><h3>Risk by token group</h3>',
-            plots.risk_by_group(d["groups"], salt=f"{key}-groups"),
+            plots.risk_by_group(s.groups, salt=f"{key}-groups"),
             "</section>",
             f'<section id="{key}-tokens"><h3>Starved tokens the base model uses most</h3>',
-            plots.top_tokens(d["top_at_risk"], salt=f"{key}-tokens"),
-            _tokens_table(d["top_at_risk"]),
+            plots.top_tokens(s.top_at_risk, salt=f"{key}-tokens"),
+            _tokens_table(s.top_at_risk),
             "</section>",
             _advice(key, report.advice),
             "</section>",
@@ -108,39 +109,39 @@ def _profile(index: int, report: ProfileReport) -> str:
     )
 
 
-def _facts(d: dict) -> str:
-    head = d["head"]
+def _facts(s: Summary) -> str:
+    p, c, head = s.profile, s.coverage, s.profile.head
     head_text = (
-        f"{head['tensor']} {head['rows']:,}×{head['hidden']} {head['dtype']}" + (" (tied)" if head["tied"] else "")
+        f"{head.tensor} {head.rows:,}×{head.hidden} {head.dtype}" + (" (tied)" if head.tied else "")
         if head
-        else d["head_note"] or "none"
+        else p.model.get("head_note") or "none"
     )
     rows = [
-        ("model", f"{d['model']} · {d['tokenizer']['model_type']}, {d['vocab_size']:,} ids · head {head_text}"),
-        ("corpus", f"{d['documents']:,} documents · {d['tokens']:,} tokens · {len(d['sources'])} files"),
+        ("model", f"{p.model['name']} · {p.tokenizer['model_type']}, {p.vocab_size:,} ids · head {head_text}"),
+        ("corpus", f"{p.documents:,} documents · {p.total_tokens:,} tokens · {len(p.sources)} files"),
         (
             "coverage",
-            f"{d['used_rows']:,} of {d['coverable_rows']:,} rows used ({d['used_share']:.1%}) · "
-            f"{d['absent_rows']:,} never seen · {d['starved_rows']:,} starved",
+            f"{c.used_rows:,} of {c.coverable_rows:,} rows used ({c.used_share:.1%}) · "
+            f"{c.absent_rows:,} never seen · {c.starved_rows:,} starved",
         ),
-        ("forecast", describe_forecast(d["forecast"])),
-        ("how well", d["forecast"]["how_well"]),
-        ("starved usage", f"{d['risk']['score']:.3f} ({d['risk']['band']}) · prior: {d['risk']['prior']}"),
-        ("plan", describe(d["risk"])),
-        *(("warning", warning) for warning in d["warnings"]),
+        ("forecast", s.forecast.describe()),
+        ("how well", s.forecast.how_well),
+        ("starved usage", f"{s.risk.score:.3f} ({s.risk.band}) · prior: {s.risk.prior_source}"),
+        ("plan", s.plan_text),
+        *(("warning", warning) for warning in s.warnings),
     ]
-    rows.append(("skipped", skipped_text(d["skips"])))
+    rows.append(("skipped", skipped_text(p.skip_report())))
     items = "".join(f"<dt>{name}</dt><dd>{escape(value)}</dd>" for name, value in rows)
     return f'<dl class="facts">{items}</dl>'
 
 
-def _tokens_table(tokens: list[dict]) -> str:
+def _tokens_table(tokens: list[TokenAtRisk]) -> str:
     if not tokens:
         return ""
     body = "".join(
-        f"<tr><td>{t['token_id']}</td><td class='text'><code>{escape(t['token'])}</code></td>"
-        f"<td class='text'>{escape(t['group'])}</td><td>{t['count']:,}</td><td>{t['base_share']:.3%}</td>"
-        f"<td>{t['exposure']:.2f}</td></tr>"
+        f"<tr><td>{t.token_id}</td><td class='text'><code>{escape(t.token)}</code></td>"
+        f"<td class='text'>{escape(t.group)}</td><td>{t.count:,}</td><td>{t.base_share:.3%}</td>"
+        f"<td>{t.exposure:.2f}</td></tr>"
         for t in tokens
     )
     return (
@@ -150,24 +151,22 @@ def _tokens_table(tokens: list[dict]) -> str:
     )
 
 
-def _advice(key: str, advice: dict) -> str:
-    head = advice["train_head"]
+def _advice(key: str, advice: Advice) -> str:
+    head = advice.train_head
     items = [f"<li><b>Head:</b> {escape(head['recommendation'])} <span class='muted'>— {escape(head['why'])}</span>"]
-    eps = advice["head_eps"]
+    eps = advice.head_eps
     if eps:
         items.append(
             f"<li><b>Head-only Adam eps:</b> <code>{eps['value']:g}</code> "
             f"<span class='muted'>({escape(eps['derivation'])})</span>"
         )
-    for row in advice["add_data"]:
+    for row in advice.add_data:
         examples = " ".join(f"<code>{escape(e)}</code>" for e in row["examples"][:6])
         label, text = data_advice_text(row)
         items.append(f"<li><b>{label.capitalize()}:</b> {escape(text)}; e.g. {examples}")
-    if advice["mixing"]:
-        note = escape(advice.get("mixing_note") or advice["mixing"][0]["replay"])
-        items.append(
-            f"<li><b>Mixing in replay:</b> {mixing_text(advice['mixing'])} <span class='muted'>({note})</span>"
-        )
+    if advice.mixing:
+        note = escape(advice.mixing_note or advice.mixing[0]["replay"])
+        items.append(f"<li><b>Mixing in replay:</b> {mixing_text(advice.mixing)} <span class='muted'>({note})</span>")
     return f'<section id="{key}-advice"><h3>What to do</h3><ul>{"".join(items)}</ul></section>'
 
 
@@ -175,5 +174,5 @@ def _badge(band: str) -> str:
     return f'<span class="band {escape(band)}">{escape(band)}</span>'
 
 
-def _plan_line(d: dict) -> str:
-    return escape(f"plan: {describe({'plan': d['risk']['plan']})}")
+def _plan_line(s: Summary) -> str:
+    return escape(f"plan: {describe({'plan': s.risk.plan.to_dict()})}")

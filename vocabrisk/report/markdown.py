@@ -7,12 +7,12 @@ has a plot this has a table with a bar drawn in block characters.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-from vocabrisk.advice import data_advice_text, mixing_text
-from vocabrisk.forecast import describe_forecast
-from vocabrisk.plan import describe, format_epochs
-from vocabrisk.report.content import ProfileReport, Report
-from vocabrisk.summary import skipped_text
+from vocabrisk.advice import Advice, data_advice_text, mixing_text
+from vocabrisk.plan import format_epochs
+from vocabrisk.report.content import Named, ProfileReport, Report
+from vocabrisk.summary import GroupRisk, Summary, TokenAtRisk, UsageBand, skipped_text
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#])")
 BAR_WIDTH = 12
@@ -47,7 +47,7 @@ def render_markdown(report: Report) -> str:
         parts += [
             "## Candidates, least surprising first (unigram KL: the best-validated ranking)",
             "",
-            ranking_table(report.ranking),
+            ranking_table(report.profiles),
             "",
         ]
     for p in report.profiles:
@@ -55,39 +55,43 @@ def render_markdown(report: Report) -> str:
     return "\n".join(parts)
 
 
-def ranking_table(rows: list[dict]) -> str:
-    top = max((r["risk"] for r in rows), default=0.0) or 1.0
+def ranking_table(ranked: Sequence[Named]) -> str:
+    top = max((r.summary.risk.score for r in ranked), default=0.0) or 1.0
+    rows = []
+    for i, r in enumerate(ranked, 1):
+        s = r.summary
+        risk = s.risk.score
+        rows.append(
+            [str(i), escape(r.name), f"{s.profile.total_tokens:,}", f"+{s.forecast.total:.3f}",
+             format_epochs(s.implied_epochs), f"{s.coverage.used_share:.1%}", f"{s.coverage.starved_rows:,}",
+             f"{risk:.3f}", s.risk.band, bar(risk / top)]
+        )  # fmt: skip
     return table(
         ["#", "candidate", "tokens", "forecast (nats)", "epochs", "rows used", "starved", "starved usage", "band", ""],
-        [
-            [str(i), escape(r["candidate"]), f"{r['tokens']:,}", f"+{r['forecast']['total_nats']:.3f}",
-             format_epochs(r["implied_epochs"]),
-             f"{r['used_share']:.1%}", f"{r['starved_rows']:,}", f"{r['risk']:.3f}", r["band"], bar(r["risk"] / top)]
-            for i, r in enumerate(rows, 1)
-        ],
+        rows,
         align="rlrrrrrrll",
-    )  # fmt: skip
+    )
 
 
 def profile_section(report: ProfileReport, level: int = 2) -> str:
-    d, h = report.data, "#" * level
+    s, h = report.summary, "#" * level
     parts = [
-        f"{h} {escape(report.name)}: forecast +{d['forecast']['total_nats']:.3f} nats, "
-        f"starved usage {d['risk']['score']:.3f} ({d['risk']['band']})",
+        f"{h} {escape(report.name)}: forecast +{s.forecast.total:.3f} nats, "
+        f"starved usage {s.risk.score:.3f} ({s.risk.band})",
         "",
-        facts(d),
+        facts(s),
         "",
         f"{h}# Coverage by how much the base model uses each row",
         "",
-        usage_table(report.usage),
+        usage_table(s.usage_bands),
         "",
         f"{h}# Risk by token group",
         "",
-        groups_table(d["groups"]),
+        groups_table(s.groups),
         "",
         f"{h}# Starved tokens the base model uses most",
         "",
-        tokens_table(d["top_at_risk"]),
+        tokens_table(s.top_at_risk),
         "",
         f"{h}# What to do",
         "",
@@ -96,71 +100,72 @@ def profile_section(report: ProfileReport, level: int = 2) -> str:
     return "\n".join(parts)
 
 
-def facts(d: dict) -> str:
+def facts(s: Summary) -> str:
+    p, c = s.profile, s.coverage
     return "\n".join(
         [
-            f"- **model** {escape(d['model'])} ({d['tokenizer']['model_type']}, {d['vocab_size']:,} ids)",
-            f"- **corpus** {d['documents']:,} documents, {d['tokens']:,} tokens, {len(d['sources'])} files",
-            f"- **coverage** {d['used_rows']:,} of {d['coverable_rows']:,} rows used ({d['used_share']:.1%}), "
-            f"{d['absent_rows']:,} never seen, {d['starved_rows']:,} starved",
-            f"- **forecast** {escape(describe_forecast(d['forecast']))}",
-            f"- **how well** {escape(d['forecast']['how_well'])}",
-            f"- **starved usage** {d['risk']['score']:.3f} ({d['risk']['band']}); prior: {escape(d['risk']['prior'])}",
-            f"- **plan** {escape(describe(d['risk']))}",
-            *(f"- **warning** {escape(warning)}" for warning in d["warnings"]),
-            f"- **skipped** {escape(skipped_text(d['skips']))}",
+            f"- **model** {escape(p.model['name'])} ({p.tokenizer['model_type']}, {p.vocab_size:,} ids)",
+            f"- **corpus** {p.documents:,} documents, {p.total_tokens:,} tokens, {len(p.sources)} files",
+            f"- **coverage** {c.used_rows:,} of {c.coverable_rows:,} rows used ({c.used_share:.1%}), "
+            f"{c.absent_rows:,} never seen, {c.starved_rows:,} starved",
+            f"- **forecast** {escape(s.forecast.describe())}",
+            f"- **how well** {escape(s.forecast.how_well)}",
+            f"- **starved usage** {s.risk.score:.3f} ({s.risk.band}); prior: {escape(s.risk.prior_source)}",
+            f"- **plan** {escape(s.plan_text)}",
+            *(f"- **warning** {escape(warning)}" for warning in s.warnings),
+            f"- **skipped** {escape(skipped_text(p.skip_report()))}",
         ]
     )
 
 
-def usage_table(usage: list[dict]) -> str:
+def usage_table(usage: list[UsageBand]) -> str:
     return table(
         ["rows by base use", "rows", "fed", "seen, starved", "never seen", "base use", "at risk", ""],
         [
-            [u["band"], f"{u['rows']:,}", f"{u['fed']:,}", f"{u['seen_starved']:,}", f"{u['never_seen']:,}",
-             f"{u['base_share']:.1%}", f"{u['risk']:.1%}", bar(u["fed"] / u["rows"])]
+            [u.band, f"{u.rows:,}", f"{u.fed:,}", f"{u.seen_starved:,}", f"{u.never_seen:,}",
+             f"{u.base_share:.1%}", f"{u.risk:.1%}", bar(u.fed / u.rows)]
             for u in usage
         ],
         align="lrrrrrrl",
     )  # fmt: skip
 
 
-def groups_table(groups: list[dict], limit: int = 12) -> str:
-    top = max((g["risk"] for g in groups), default=0.0) or 1.0
+def groups_table(groups: list[GroupRisk], limit: int = 12) -> str:
+    top = max((g.risk for g in groups), default=0.0) or 1.0
     return table(
         ["group", "rows", "used", "starved", "corpus share", "base share", "risk", ""],
         [
-            [escape(g["group"]), f"{g['rows']:,}", f"{g['used']:,}", f"{g['starved']:,}", f"{g['corpus_share']:.2%}",
-             f"{g['base_share']:.2%}", f"{g['risk']:.4f}", bar(g["risk"] / top)]
+            [escape(g.group), f"{g.rows:,}", f"{g.used:,}", f"{g.starved:,}", f"{g.corpus_share:.2%}",
+             f"{g.base_share:.2%}", f"{g.risk:.4f}", bar(g.risk / top)]
             for g in groups[:limit]
         ],
         align="lrrrrrrl",
     )  # fmt: skip
 
 
-def tokens_table(tokens: list[dict]) -> str:
+def tokens_table(tokens: list[TokenAtRisk]) -> str:
     if not tokens:
         return "No starved token the base model uses."
     return table(
         ["id", "token", "group", "count", "base share", "exposure"],
         [
-            [str(t["token_id"]), code(t["token"]), escape(t["group"]), f"{t['count']:,}",
-             f"{t['base_share']:.3%}", f"{t['exposure']:.2f}"]
+            [str(t.token_id), code(t.token), escape(t.group), f"{t.count:,}", f"{t.base_share:.3%}",
+             f"{t.exposure:.2f}"]
             for t in tokens
         ],
         align="rllrrr",
     )  # fmt: skip
 
 
-def advice_list(advice: dict) -> str:
-    head = advice["train_head"]
+def advice_list(advice: Advice) -> str:
+    head = advice.train_head
     lines = [f"- **Head:** {escape(head['recommendation'])} ({escape(head['why'])})"]
-    if advice["head_eps"]:
-        lines.append(f"- **Head-only Adam eps:** `{advice['head_eps']['value']:g}`")
-    for row in advice["add_data"]:
+    if advice.head_eps:
+        lines.append(f"- **Head-only Adam eps:** `{advice.head_eps['value']:g}`")
+    for row in advice.add_data:
         label, text = data_advice_text(row)
         lines.append(f"- **{label.capitalize()}:** {escape(text)}")
-    if advice["mixing"]:
-        note = advice.get("mixing_note") or advice["mixing"][0]["replay"]
-        lines.append(f"- **Mixing in replay:** {mixing_text(advice['mixing'])} ({escape(note)})")
+    if advice.mixing:
+        note = advice.mixing_note or advice.mixing[0]["replay"]
+        lines.append(f"- **Mixing in replay:** {mixing_text(advice.mixing)} ({escape(note)})")
     return "\n".join(lines)

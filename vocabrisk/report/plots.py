@@ -11,9 +11,15 @@ from __future__ import annotations
 import io
 import re
 import warnings
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from vocabrisk.errors import VocabriskError
 from vocabrisk.risk import BANDS
+
+if TYPE_CHECKING:
+    from vocabrisk.report.content import Named
+    from vocabrisk.summary import GroupRisk, TokenAtRisk, UsageBand
 
 BAND_COLORS = {"low": "#2e7d32", "medium": "#f0a30a", "high": "#c62828"}
 FED, SEEN_STARVED, NEVER_SEEN = "#43a047", "#f0a30a", "#d32f2f"
@@ -22,11 +28,11 @@ WIDTH = 9.0  # inches; the page scales the SVG to its column
 MAX_LABEL = 42
 
 
-def coverage_by_usage(usage: list[dict], salt: str) -> str:
+def coverage_by_usage(usage: list[UsageBand], salt: str) -> str:
     """Left: what share of each usage band the corpus feeds; right: the usage and risk each band holds."""
     fig = _figure(3.6)
     left, right = fig.subplots(1, 2, width_ratios=(3, 2))
-    labels = [f"{u['upto']}%" for u in usage]
+    labels = [f"{u.upto}%" for u in usage]
     x = range(len(usage))
     bottom = [0.0] * len(usage)
     for key, color, name in (
@@ -34,7 +40,7 @@ def coverage_by_usage(usage: list[dict], salt: str) -> str:
         ("seen_starved", SEEN_STARVED, "seen, still starved"),
         ("never_seen", NEVER_SEEN, "never seen"),
     ):
-        share = [u[key] / u["rows"] for u in usage]
+        share = [getattr(u, key) / u.rows for u in usage]
         left.bar(x, share, bottom=bottom, color=color, label=name, width=0.8)
         bottom = [b + s for b, s in zip(bottom, share, strict=True)]
     left.set_xticks(list(x), labels)
@@ -45,8 +51,8 @@ def coverage_by_usage(usage: list[dict], salt: str) -> str:
     _legend_above(left, ncols=3)
     left.set_title("Which rows the corpus feeds", loc="left", fontsize=10, pad=24)
 
-    right.bar(x, [u["base_share"] for u in usage], color=BASE, label="base model's use", width=0.8)
-    right.bar(x, [u["risk"] for u in usage], color=RISK, label="of it at risk", width=0.5)
+    right.bar(x, [u.base_share for u in usage], color=BASE, label="base model's use", width=0.8)
+    right.bar(x, [u.risk for u in usage], color=RISK, label="of it at risk", width=0.5)
     right.set_xticks(list(x), labels, fontsize=8)
     right.yaxis.set_major_formatter(_percent())
     right.set_xlabel("slice")
@@ -55,35 +61,35 @@ def coverage_by_usage(usage: list[dict], salt: str) -> str:
     return _svg(fig, salt)
 
 
-def risk_by_group(groups: list[dict], salt: str, limit: int = 12) -> str:
+def risk_by_group(groups: list[GroupRisk], salt: str, limit: int = 12) -> str:
     """Left: each group's share of the corpus against the base model's use; right: risk carried."""
-    shown = [g for g in groups if g["risk"] > 0 or g["base_share"] > 0][:limit]
+    shown = [g for g in groups if g.risk > 0 or g.base_share > 0][:limit]
     fig = _figure(0.9 + 0.32 * max(len(shown), 3))
     left, right = fig.subplots(1, 2, sharey=True)
     y = list(range(len(shown)))
-    left.barh([i - 0.2 for i in y], [g["base_share"] for g in shown], height=0.4, color=BASE, label="base model")
-    left.barh([i + 0.2 for i in y], [g["corpus_share"] for g in shown], height=0.4, color=CORPUS, label="corpus")
-    left.set_yticks(y, [g["group"] for g in shown])
+    left.barh([i - 0.2 for i in y], [g.base_share for g in shown], height=0.4, color=BASE, label="base model")
+    left.barh([i + 0.2 for i in y], [g.corpus_share for g in shown], height=0.4, color=CORPUS, label="corpus")
+    left.set_yticks(y, [g.group for g in shown])
     left.invert_yaxis()
     left.xaxis.set_major_formatter(_percent())
     _legend_above(left, ncols=2)
     left.set_title("Share of tokens", loc="left", fontsize=10, pad=24)
 
-    bars = right.barh(y, [g["risk"] for g in shown], height=0.6, color=RISK)
-    right.bar_label(bars, [f"{g['starved']:,}/{g['rows']:,} starved" for g in shown], padding=3, fontsize=7)
-    right.set_xlim(0, max([g["risk"] for g in shown] + [1e-9]) * 1.6)
+    bars = right.barh(y, [g.risk for g in shown], height=0.6, color=RISK)
+    right.bar_label(bars, [f"{g.starved:,}/{g.rows:,} starved" for g in shown], padding=3, fontsize=7)
+    right.set_xlim(0, max([g.risk for g in shown] + [1e-9]) * 1.6)
     right.set_title("Risk carried", loc="left", fontsize=10, pad=24)
     return _svg(fig, salt)
 
 
-def top_tokens(tokens: list[dict], salt: str) -> str:
+def top_tokens(tokens: list[TokenAtRisk], salt: str) -> str:
     """The starved tokens whose rows cost most: base-model use times exposure."""
     fig = _figure(0.9 + 0.28 * max(len(tokens), 3))
     axes = fig.subplots()
     y = list(range(len(tokens)))
-    axes.barh(y, [t["base_share"] for t in tokens], height=0.7, color=BASE, label="base model's use")
-    axes.barh(y, [t["base_share"] * t["exposure"] for t in tokens], height=0.4, color=RISK, label="at risk")
-    axes.set_yticks(y, [_short(f"{t['token']}  ({t['group']})") for t in tokens])
+    axes.barh(y, [t.base_share for t in tokens], height=0.7, color=BASE, label="base model's use")
+    axes.barh(y, [t.base_share * t.exposure for t in tokens], height=0.4, color=RISK, label="at risk")
+    axes.set_yticks(y, [_short(f"{t.token}  ({t.group})") for t in tokens])
     axes.invert_yaxis()
     axes.xaxis.set_major_formatter(_percent(decimals=2))
     axes.set_xlabel("share of the base model's token use")
@@ -93,20 +99,21 @@ def top_tokens(tokens: list[dict], salt: str) -> str:
     return _svg(fig, salt)
 
 
-def ranking(rows: list[dict], salt: str) -> str:
-    """Candidate corpora by risk, least risky at the top, with the band limits drawn in."""
-    fig = _figure(0.9 + 0.36 * max(len(rows), 2))
+def ranking(ranked: Sequence[Named], salt: str) -> str:
+    """Candidate corpora in the order ranked, by risk, with the band limits drawn in."""
+    risks = [r.summary.risk for r in ranked]
+    fig = _figure(0.9 + 0.36 * max(len(ranked), 2))
     axes = fig.subplots()
-    y = list(range(len(rows)))
-    bars = axes.barh(y, [r["risk"] for r in rows], height=0.6, color=[BAND_COLORS[r["band"]] for r in rows])
-    axes.bar_label(bars, [f"{r['risk']:.3f} {r['band']}" for r in rows], padding=3, fontsize=8)
-    axes.set_yticks(y, [_short(r["candidate"]) for r in rows])
+    y = list(range(len(ranked)))
+    bars = axes.barh(y, [r.score for r in risks], height=0.6, color=[BAND_COLORS[r.band] for r in risks])
+    axes.bar_label(bars, [f"{r.score:.3f} {r.band}" for r in risks], padding=3, fontsize=8)
+    axes.set_yticks(y, [_short(r.name) for r in ranked])
     axes.invert_yaxis()
     for limit, name in BANDS[:-1]:
         axes.axvline(limit, color="#546e7a", linestyle="--", linewidth=0.8)
         axes.annotate(f"{name} < {limit:g}", (limit, 1.0), xycoords=("data", "axes fraction"), fontsize=7,
                       ha="right", va="bottom", color="#546e7a")  # fmt: skip
-    axes.set_xlim(0, max(max((r["risk"] for r in rows), default=0.0) * 1.25, BANDS[1][0] * 1.2))
+    axes.set_xlim(0, max(max((r.score for r in risks), default=0.0) * 1.25, BANDS[1][0] * 1.2))
     axes.set_xlabel("corpus risk")
     return _svg(fig, salt)
 

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from rich import filesize
 from rich.console import Console, Group
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
 from vocabrisk.advice import Advice, data_advice_text, mixing_text
-from vocabrisk.forecast import describe_forecast
 from vocabrisk.plan import describe, format_epochs
-from vocabrisk.risk import RiskResult
-from vocabrisk.skips import human_bytes, plural
-from vocabrisk.summary import Summary, skipped_text
+from vocabrisk.report.content import Named
+from vocabrisk.skips import plural
+from vocabrisk.summary import RISK_BANDS, RISK_MEANING, Summary, skipped_text
 
 BAND_STYLE = {"low": "green", "medium": "yellow", "high": "bold red"}
 
@@ -25,46 +27,40 @@ def _table(title: str, columns: list[tuple[str, str]]) -> Table:
 
 
 def render_scan(summary: Summary, advice: Advice, console: Console) -> None:
-    data = summary.to_dict()
-    risk = data["risk"]
-    head = data["head"]
+    p, r, c, head = summary.profile, summary.risk, summary.coverage, summary.profile.head
     head_line = (
-        f"head {head['tensor']} {head['rows']}×{head['hidden']} {head['dtype']}"
-        + (" (tied to input embedding)" if head["tied"] else "")
+        f"head {head.tensor} {head.rows}×{head.hidden} {head.dtype}"
+        + (" (tied to input embedding)" if head.tied else "")
         if head
-        else f"no head: {data['head_note']}"
+        else f"no head: {p.model.get('head_note')}"
     )
     facts = Table.grid(padding=(0, 2))
     facts.add_column(style="bold")
     facts.add_column()
-    facts.add_row(
-        "model", f"{data['model']}  ·  {data['tokenizer']['model_type']}, {data['vocab_size']:,} ids  ·  {head_line}"
-    )
+    facts.add_row("model", f"{p.model['name']}  ·  {p.tokenizer['model_type']}, {p.vocab_size:,} ids  ·  {head_line}")
     facts.add_row(
         "corpus",
-        f"{plural(data['documents'], 'document')}  ·  {human_bytes(data['text_bytes'])}  ·  "
-        f"{plural(data['tokens'], 'token')}  ·  {plural(len(data['sources']), 'file')}",
+        f"{plural(p.documents, 'document')}  ·  {filesize.decimal(p.text_bytes)}  ·  "
+        f"{plural(p.total_tokens, 'token')}  ·  {plural(len(p.sources), 'file')}",
     )
     facts.add_row(
         "coverage",
-        f"{data['used_rows']:,} of {data['coverable_rows']:,} rows used ({data['used_share']:.1%})  ·  "
-        f"{data['absent_rows']:,} never seen  ·  {data['starved_rows']:,} starved",
+        f"{c.used_rows:,} of {c.coverable_rows:,} rows used ({c.used_share:.1%})  ·  "
+        f"{c.absent_rows:,} never seen  ·  {c.starved_rows:,} starved",
     )
-    facts.add_row("forecast", Text(describe_forecast(data["forecast"]), style="bold"))
-    facts.add_row("", Text(data["forecast"]["how_well"], style="dim"))
-    context = f"prior: {risk['prior']}  ·  share of the base's usage on rows the corpus starves"
-    if risk["applies"]:
-        risk_text = Text.assemble(
-            (f"{risk['score']:.3f} ", "bold"), (risk["band"].upper(), BAND_STYLE[risk["band"]]), f"   {context}"
-        )
+    facts.add_row("forecast", Text(summary.forecast.describe(), style="bold"))
+    facts.add_row("", Text(summary.forecast.how_well, style="dim"))
+    context = f"prior: {r.prior_source}  ·  share of the base's usage on rows the corpus starves"
+    if not summary.encoder:
+        risk_text = Text.assemble((f"{r.score:.3f} ", "bold"), (r.band.upper(), BAND_STYLE[r.band]), f"   {context}")
     else:
-        risk_text = Text.assemble(("not applicable", "bold"), f" ({risk['score']:.3f} if it were causal)   {context}")
+        risk_text = Text.assemble(("not applicable", "bold"), f" ({r.score:.3f} if it were causal)   {context}")
     facts.add_row("starved usage", risk_text)
-    facts.add_row("", Text(f"{risk['meaning']}; bands {risk['bands']}; {risk['trust']}", style="dim"))
-    facts.add_row("plan", describe(risk))
-    for warning in data["warnings"]:
+    facts.add_row("", Text(f"{RISK_MEANING}; bands {RISK_BANDS}; {summary.trust}", style="dim"))
+    facts.add_row("plan", summary.plan_text)
+    for warning in summary.warnings:
         facts.add_row("warning", Text(warning, style="yellow"))
-    facts.add_row("skipped", Text(skipped_text(data["skips"]), style="yellow" if data["skipped"] else ""))
+    facts.add_row("skipped", Text(skipped_text(p.skip_report()), style="yellow" if p.skipped else ""))
 
     groups = Table(title="Token groups by risk carried", title_justify="left", expand=False)
     for name, justify in (
@@ -77,15 +73,15 @@ def render_scan(summary: Summary, advice: Advice, console: Console) -> None:
         ("risk", "right"),
     ):
         groups.add_column(name, justify=justify)
-    for g in data["groups"][:12]:
+    for g in summary.groups[:12]:
         groups.add_row(
-            g["group"],
-            f"{g['rows']:,}",
-            f"{g['used']:,}",
-            f"{g['starved']:,}",
-            f"{g['corpus_share']:.2%}",
-            f"{g['base_share']:.2%}",
-            f"{g['risk']:.4f}",
+            g.group,
+            f"{g.rows:,}",
+            f"{g.used:,}",
+            f"{g.starved:,}",
+            f"{g.corpus_share:.2%}",
+            f"{g.base_share:.2%}",
+            f"{g.risk:.4f}",
         )
 
     top = Table(title="Starved tokens the base model uses most", title_justify="left")
@@ -98,22 +94,22 @@ def render_scan(summary: Summary, advice: Advice, console: Console) -> None:
         ("exposure", "right"),
     ):
         top.add_column(name, justify=justify)
-    if data["top_at_risk_ties"]:
+    if summary.top_at_risk_ties:
         top.caption = (
-            f"{data['top_at_risk_ties']:,} more tokens tie with the last row; "
+            f"{summary.top_at_risk_ties:,} more tokens tie with the last row; "
             "ties are listed by fewest in the corpus, longest first"
         )
-    for t in data["top_at_risk"]:
+    for t in summary.top_at_risk:
         top.add_row(
-            str(t["token_id"]),
-            t["token"],
-            t["group"],
-            f"{t['count']:,}",
-            f"{t['base_share']:.3%}",
-            f"{t['exposure']:.2f}",
+            str(t.token_id),
+            t.token,
+            t.group,
+            f"{t.count:,}",
+            f"{t.base_share:.3%}",
+            f"{t.exposure:.2f}",
         )
 
-    border = BAND_STYLE[risk["band"]] if risk["applies"] else "dim"
+    border = BAND_STYLE[r.band] if not summary.encoder else "dim"
     console.print(Panel(facts, title="vocabrisk scan", title_align="left", border_style=border))
     console.print(Group(groups, top))
     console.print(_advice_panel(advice))
@@ -147,37 +143,39 @@ def _advice_panel(advice: Advice) -> Panel:
     return Panel(Group(*lines), title="what to do", title_align="left")
 
 
-def render_rank(rows: list[dict], risk: RiskResult, console: Console) -> None:
+def render_rank(ranked: Sequence[Named], console: Console) -> None:
     table = _table(
         "Candidates, least surprising first (unigram KL: the best-validated ranking)",
         [("#", "right"), ("candidate", "left"), ("tokens", "right"), ("skipped", "right"), ("forecast (nats)", "right"),
          ("band", "left"), ("used", "right"), ("starved", "right"), ("never seen", "right"), ("unigram KL", "right"),
          ("starved usage", "right"), ("level", "left"), ("epochs", "right"), ("risk sits in", "left")],
     )  # fmt: skip
-    for i, row in enumerate(rows, 1):
-        skipped = row["skipped"]
-        low, high = row["forecast"]["band"]
+    for i, candidate in enumerate(ranked, 1):
+        s = candidate.summary
+        p, r, f = s.profile, s.risk, s.forecast
         table.add_row(
             str(i),
-            row["candidate"],
-            f"{row['tokens']:,}",
-            Text(f"{skipped['share']:.1%}", style="yellow") if skipped["files"] or skipped["records"] else "none",
-            f"+{row['forecast']['total_nats']:.3f}",
-            f"{low:.3f}–{high:.3f}",
-            f"{row['used_share']:.1%}",
-            f"{row['starved_share']:.1%}",
-            f"{row['baselines']['never_seen_share']:.1%}",
-            f"{row['baselines']['unigram_kl']:.2f}",
-            f"{row['risk']:.3f}",
-            Text(row["band"], style=BAND_STYLE[row["band"]]),
-            format_epochs(row["implied_epochs"]),
-            ", ".join(row["top_groups"]),
+            candidate.name,
+            f"{p.total_tokens:,}",
+            Text(f"{p.skipped_share:.1%}", style="yellow") if p.skipped else "none",
+            f"+{f.total:.3f}",
+            f"{f.low:.3f}–{f.high:.3f}",
+            f"{s.coverage.used_share:.1%}",
+            f"{s.coverage.starved_share:.1%}",
+            f"{s.baselines['never_seen_share']:.1%}",
+            f"{s.baselines['unigram_kl']:.2f}",
+            f"{r.score:.3f}",
+            Text(r.band, style=BAND_STYLE[r.band]),
+            format_epochs(s.implied_epochs),
+            ", ".join(s.top_groups),
         )
     console.print(table)
-    for row in rows:
-        if row["skipped"]["files"] or row["skipped"]["records"]:
-            console.print(Text(f"{row['candidate']}: skipped {skipped_text(row['skipped'], example=False)}",
+    for candidate in ranked:
+        p = candidate.summary.profile
+        if p.skipped:
+            console.print(Text(f"{candidate.name}: skipped {skipped_text(p.skip_report(), example=False)}",
                                style="yellow"))  # fmt: skip
+    risk = ranked[0].summary.risk
     console.print(f"[dim]plan: {describe({'plan': risk.plan.to_dict()})} · prior: {risk.prior_source}[/]")
     console.print(
         "[dim]order: unigram KL (how far the corpus's token usage is from the base model's), which ranked total "
@@ -185,9 +183,9 @@ def render_rank(rows: list[dict], risk: RiskResult, console: Console) -> None:
         "nats (docs/VALIDITY.md says how well each ranks) · epochs: how many times the plan goes over each "
         "candidate · used, starved and never seen are shares of the head's coverable rows[/]"
     )
-    for row in rows:
-        for warning in row["warnings"]:
-            console.print(Text(f"warning: {row['candidate']}: {warning}", style="yellow"))
+    for candidate in ranked:
+        for warning in candidate.summary.warnings:
+            console.print(Text(f"warning: {candidate.name}: {warning}", style="yellow"))
 
 
 def render_diff(old: str, new: str, result: dict, console: Console) -> None:

@@ -1,4 +1,5 @@
-"""The head-only epsilon from measured gradient scales (the count-based rule is in `vocabrisk.advice`).
+"""The head-only epsilon from measured gradient scales (the count-based estimate and the formula,
+`eps_keeping_step`, are in `vocabrisk.advice`).
 
 Adam moves a row with a steady gradient g by about `g / (g + eps)` of a full step. The fed
 rows that carry most of the corpus's tokens (gradient RMS above the token-mass median, read
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from vocabrisk.advice import FED_MASS, KEEP_STEP, weighted_quantile
+from vocabrisk.advice import FED_MASS, KEEP_STEP, eps_keeping_step, weighted_quantile
 
 
 def measured_head_eps(grad_rms: np.ndarray, counts: np.ndarray, fed: np.ndarray, starved: np.ndarray) -> dict | None:
@@ -25,9 +26,8 @@ def measured_head_eps(grad_rms: np.ndarray, counts: np.ndarray, fed: np.ndarray,
     if not fed.any() or not starved.any():
         return None
     g_fed = weighted_quantile(grad_rms[fed], counts[fed].astype(np.float64), FED_MASS)
-    eps = g_fed * (1 - KEEP_STEP) / KEEP_STEP
     g_starved = float(np.median(grad_rms[starved]))
-    value = float(f"{eps:.1g}")
+    value = eps_keeping_step(g_fed)
     return {
         "value": value,
         "fed_gradient": g_fed,
