@@ -15,7 +15,7 @@ from vocabrisk import Profile, SpecialTokenPolicy, TrainingPlan, scan
 from vocabrisk.cli import main
 from vocabrisk.config import load_config
 from vocabrisk.gate import Thresholds, evaluate
-from vocabrisk.report.ci import format_result
+from vocabrisk.report.ci import RULES, format_result
 from vocabrisk.summary import Summary
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
@@ -234,3 +234,16 @@ def test_korean_chatbot_fails_where_english_passes_against_gpt2(shared_data, tmp
                   "--baseline", str(tmp_path / "english"))  # fmt: skip
     assert failed.exit_code == 1
     assert "exceeds max-risk 0.5000" in failed.stdout and "exceeds max-risk-increase" in failed.stdout
+
+
+def test_every_rule_a_check_can_break_is_described_to_junit_and_sarif(profiles):
+    summary = Summary.of(Profile.load(profiles["korean"]))
+    limits = Thresholds(0.0, 0.0, 0.0, max_group_risk={"*": 0.0}, max_risk_increase=-1.0)
+    result = evaluate(summary, limits, Profile.load(profiles["prose"]))
+    assert {c.rule for c in result.checks if not c.passed} == set(RULES) - {"max-skipped-share"}
+    failures = ElementTree.fromstring(format_result(result, "junit").split("\n", 1)[1]).iter("failure")
+    assert {f.get("type"): f.text for f in failures}.items() <= RULES.items()
+    sarif = json.loads(format_result(result, "sarif"))["runs"][0]
+    assert {r["ruleId"] for r in sarif["results"]} == {rule["id"] for rule in sarif["tool"]["driver"]["rules"]} - {
+        "max-skipped-share"
+    }

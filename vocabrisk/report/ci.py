@@ -26,6 +26,7 @@ from vocabrisk.report.markdown import code, escape, facts, groups_table, table, 
 FORMATS = ("text", "json", "github", "junit", "markdown", "sarif")
 RULES = {
     "max-risk": "The corpus's forgetting risk (prior-weighted exposure of output-head rows) is above its limit.",
+    "max-forgetting": "The forecast rise of loss on the base model's own text is above its limit.",
     "max-starved-share": "Too large a share of the output head's rows would be starved by the corpus.",
     "max-group-risk": "One token group (a script, digits, code symbols...) carries more risk than its limit.",
     "max-risk-increase": "The data change raises the forgetting risk over the baseline profile by more than allowed.",
