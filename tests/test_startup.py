@@ -45,11 +45,13 @@ def test_reading_a_saved_profile_needs_no_tokenizers(tmp_path):
     assert "polars" in loaded and "tokenizers" not in loaded
 
 
-def test_gating_a_saved_profile_loads_no_model_and_no_heavy_library_but_the_parquet_reader(tmp_path):
+def test_gating_a_saved_profile_loads_no_model_and_no_heavy_library_but_the_table_reader(tmp_path):
     saved = scanning.scan([str(SAMPLES / "korean-notes.txt")], "demo").save(tmp_path / "profile")
     gate = f"from vocabrisk.cli import main; main(['gate', {str(saved)!r}, '--max-risk', '1'], standalone_mode=False)"
     loaded = modules_after(f"import io; sys.stdout = io.StringIO(); {gate}; sys.stdout = sys.__stdout__")
-    assert "vocabrisk.gate" in loaded and [m for m in HEAVY if m in loaded] == ["pyarrow"]
+    assert "vocabrisk.gate" in loaded and [m for m in HEAVY if m in loaded] == [
+        "polars"
+    ]  # polars reads tokens.parquet itself
 
 
 def test_rank_does_the_per_vocabulary_work_once(monkeypatch):
