@@ -6,6 +6,7 @@ The grouping and readable forms are checked against the per-token rules they rep
 
 from __future__ import annotations
 
+import hashlib
 import json
 import multiprocessing
 import os
@@ -24,6 +25,7 @@ from vocabrisk.facts import VocabularyFacts, load_facts
 from vocabrisk.groups import CODE_CHARS, classify_texts, token_groups
 from vocabrisk.model import load_vocabulary
 from vocabrisk.model.resolve import DEMO_MODEL_DIR
+from vocabrisk.model.vocabulary import _fingerprint
 
 TOKENIZERS = ["gpt2", "gpt-neox-20b", "llama2", "bert-base-uncased", "pegasus"]
 
@@ -141,7 +143,44 @@ def readable_of(vocab, token_id: int, table: dict[str, int]) -> str:
     return "".join(visible.get(c) or (c if c.isprintable() else f"\\x{ord(c):02x}") for c in text)
 
 
+def fingerprint_of(spec: dict) -> str:
+    canonical = {k: v for k, v in spec.items() if k not in ("truncation", "padding")}
+    blob = json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def merge_ranks_of(vocab, spec: dict) -> dict[int, int]:
+    piece_to_id = {p: i for i, p in enumerate(vocab.pieces) if p is not None}
+    ranks: dict[int, int] = {}
+    for rank, merge in enumerate(spec["model"].get("merges") or []):
+        left, right = merge.split(" ", 1) if isinstance(merge, str) else merge
+        token_id = piece_to_id.get(left + right)
+        if token_id is not None and token_id not in ranks:
+            ranks[token_id] = rank
+    return ranks
+
+
 # ---- the vectorised facts against those rules -------------------------------------------
+@pytest.mark.parametrize("name", TOKENIZERS)
+def test_fingerprint_and_merge_ranks_of_real_vocabularies_follow_the_plain_rules(shared_data, name):
+    path = tokenizer_json(shared_data, name)
+    spec = json.loads(path.read_bytes())
+    vocab = load_vocabulary(path)
+    assert vocab.fingerprint == fingerprint_of(spec)  # saved profiles and baselines compare by it
+    if vocab.merge_ranks is not None:
+        assert vocab.merge_ranks == merge_ranks_of(vocab, spec)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.dictionaries(st.text(max_size=6), st.integers(0, 10**6) | st.booleans(), max_size=12),
+    st.dictionaries(st.text(max_size=6), st.text(max_size=4) | st.integers(), max_size=4),
+)
+def test_fingerprint_is_the_hash_of_the_sorted_json_for_any_vocabulary(pieces, other):
+    spec = {**other, "model": {**other, "vocab": pieces}, "truncation": {"max_length": 5}}
+    assert _fingerprint(spec) == fingerprint_of(spec)
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.text(max_size=12), max_size=8))
 def test_grouping_many_texts_at_once_follows_the_per_text_rules(texts):

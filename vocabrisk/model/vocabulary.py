@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
+from json.encoder import encode_basestring
 from pathlib import Path
 
 import numpy as np
@@ -42,10 +45,16 @@ def _bytes_to_unicode() -> dict[str, int]:
     return {chr(c): b for b, c in zip(printable, chars, strict=True)}
 
 
-# Characters of GPT-2's table → their byte as a latin-1 character; the other characters below
-# 256 → one latin-1 cannot encode, so that a piece with a character outside the table fails to encode.
-_BYTE_LEVEL_TABLE = {ord(c): chr(b) for c, b in _bytes_to_unicode().items()}
-_BYTE_LEVEL_TABLE.update({o: "\u0100" for o in range(256) if o not in _BYTE_LEVEL_TABLE})
+def _byte_values() -> np.ndarray:
+    """GPT-2's table as an array over code points: the byte each character stands for, 256 for a
+    character outside the table (the last entry stands for every code point beyond it)."""
+    table = _bytes_to_unicode()
+    values = np.full(max(map(ord, table)) + 2, 256, dtype=np.int64)
+    values[[ord(c) for c in table]] = list(table.values())
+    return values
+
+
+_BYTE_VALUES = _byte_values()
 
 
 def _contains_type(node: object, type_name: str) -> bool:
@@ -143,52 +152,102 @@ class Vocabulary:
 
         Byte-level pieces are mapped back through GPT-2's byte table, byte-fallback pieces
         (`<0xE3>`) become their byte, and the metaspace character becomes a space, so
-        that tokens of every tokenizer can be grouped by the script of their text.
+        that tokens of every tokenizer can be grouped by the script of their text. Added
+        tokens stand for their own text.
         """
-        return tuple(self._surface(i, p) for i, p in enumerate(self.pieces))
+        pieces = [piece or "" for piece in self.pieces]
+        found = _byte_level_bytes(pieces) if self.byte_level else self._plain_bytes(pieces)
+        for token in self.added:
+            found[token.id] = self.pieces[token.id].encode("utf-8")
+        for token_id in [*self.special_ids, *self._holes]:
+            found[token_id] = None
+        return tuple(found)
 
-    def _surface(self, token_id: int, piece: str | None) -> bytes | None:
-        if piece is None or token_id in self.special_ids:
-            return None
-        if token_id in self.added_ids:
-            return piece.encode("utf-8")
-        if self.byte_level:
-            try:  # every character in GPT-2's table becomes its byte; any other makes this fail
-                return piece.translate(_BYTE_LEVEL_TABLE).encode("latin-1")
-            except UnicodeEncodeError:
-                return piece.encode("utf-8")
-        if piece.startswith("<0x"):
-            match = _BYTE_FALLBACK.match(piece)
-            if match:
-                return bytes([int(match.group(1), 16)])
-        if self.continuing_prefix and piece.startswith(self.continuing_prefix) and piece != self.continuing_prefix:
-            piece = piece[len(self.continuing_prefix) :]
+    @cached_property
+    def _holes(self) -> list[int]:
+        """Ids no piece maps to."""
+        return [i for i, piece in enumerate(self.pieces) if piece is None] if None in self.pieces else []
+
+    def _plain_bytes(self, pieces: list[str]) -> list[bytes]:
+        """Each piece's UTF-8 without WordPiece's continuing prefix and with the metaspace character
+        as a space; a byte-fallback piece's byte."""
+        prefix = self.continuing_prefix
+        if prefix:
+            pieces = [p[len(prefix) :] if p.startswith(prefix) and p != prefix else p for p in pieces]
         if self.metaspace:
-            piece = piece.replace(self.metaspace, " ")
-        return piece.encode("utf-8")
+            pieces = [p.replace(self.metaspace, " ") for p in pieces]
+        found = list(map(str.encode, pieces))
+        for token_id in np.flatnonzero(self.byte_fallback_mask).tolist():
+            found[token_id] = bytes([int(_BYTE_FALLBACK.match(self.pieces[token_id]).group(1), 16)])
+        return found
 
     @cached_property
     def texts(self) -> tuple[str | None, ...]:
         """Each token's surface as text; None for special tokens, holes, and bytes that are no whole
         UTF-8 character (a byte piece such as `<0xE3>`, or a byte-level piece cut mid-character)."""
-        return tuple(_utf8_or_none(raw) for raw in self.surfaces)
+        return tuple(map(_utf8_or_none, self.surfaces))
 
     @cached_property
     def readables(self) -> tuple[str, ...]:
         """A short display form of every token: special tokens as is, text with visible whitespace."""
-        visible = _visible_table(set("".join(t for t in self.texts if t)))
-        rows = zip(self.pieces, self.surfaces, self.texts, strict=True)
-        return tuple(_readable(token_id, *row, visible) for token_id, row in enumerate(rows))
+        readable = _visible([text or "" for text in self.texts])
+        for token_id in [i for i, text in enumerate(self.texts) if text is None]:
+            piece, raw = self.pieces[token_id], self.surfaces[token_id]
+            if piece is None:
+                readable[token_id] = f"<unused {token_id}>"
+            elif raw is None:
+                readable[token_id] = piece
+            else:
+                readable[token_id] = "<bytes " + raw.hex(" ") + ">"
+        return tuple(readable)
 
 
-def _readable(token_id: int, piece: str | None, raw: bytes | None, text: str | None, visible: dict) -> str:
-    if piece is None:
-        return f"<unused {token_id}>"
-    if raw is None:
-        return piece
-    if text is None:
-        return "<bytes " + raw.hex(" ") + ">"
-    return text.translate(visible)
+def _byte_level_bytes(pieces: list[str]) -> list[bytes]:
+    """Each piece's bytes through GPT-2's table, for all pieces at once; a piece with a character
+    outside the table is its UTF-8 instead."""
+    codes = np.frombuffer("".join(pieces).encode("utf-32-le"), dtype=np.uint32)
+    values = _BYTE_VALUES[np.minimum(codes, _BYTE_VALUES.size - 1)]
+    found = _cut(values.astype(np.uint8).tobytes(), pieces)
+    lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
+    outside = np.repeat(np.arange(len(pieces)), lengths)[values > 255]
+    for token_id in np.unique(outside).tolist():
+        found[token_id] = pieces[token_id].encode("utf-8")
+    return found
+
+
+def _visible(texts: list[str]) -> list[str]:
+    """Each text with whitespace shown and unprintable characters escaped, for all texts at once.
+
+    Whitespace (in most tokens of a byte-level vocabulary) is replaced in the texts joined by a
+    character none of them holds, then split apart again; the rare texts with an unprintable
+    character are translated one by one.
+    """
+    if not texts:
+        return []
+    joined = "".join(texts)
+    codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
+    count = np.bincount(codes) if codes.size else np.zeros(1, dtype=np.int64)
+    table = _visible_table(map(chr, np.flatnonzero(count).tolist()))
+    separator = chr(np.flatnonzero(np.append(count, 0) == 0)[0])
+    shown = separator.join(texts)
+    for char in _VISIBLE:
+        if ord(char) in table:
+            shown = shown.replace(char, table[ord(char)])
+    shown = shown.split(separator)
+    unprintable = np.zeros(count.size, dtype=bool)
+    unprintable[[c for c in table if chr(c) not in _VISIBLE]] = True
+    ends = np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)))
+    for token_id in np.unique(np.searchsorted(ends, np.flatnonzero(unprintable[codes]), side="right")).tolist():
+        shown[token_id] = texts[token_id].translate(table)
+    return shown
+
+
+def _cut(whole: str | bytes, parts: list, ends: np.ndarray | None = None) -> list:
+    """`whole` cut back into one slice per part, at `ends` (default: the parts' own lengths)."""
+    if ends is None:
+        ends = np.cumsum(np.fromiter(map(len, parts), dtype=np.int64, count=len(parts)))
+    stops = ends.tolist()
+    return list(map(whole.__getitem__, map(slice, [0, *stops[:-1]], stops)))
 
 
 def _utf8_or_none(raw: bytes | None) -> str | None:
@@ -200,7 +259,7 @@ def _utf8_or_none(raw: bytes | None) -> str | None:
         return None
 
 
-def _visible_table(chars: set[str]) -> dict[int, str]:
+def _visible_table(chars: Iterable[str]) -> dict[int, str]:
     """`str.translate` table showing whitespace and escaping what cannot be printed, for `chars`."""
     return {ord(c): _VISIBLE.get(c) or f"\\x{ord(c):02x}" for c in chars if c in _VISIBLE or not c.isprintable()}
 
@@ -208,8 +267,25 @@ def _visible_table(chars: set[str]) -> dict[int, str]:
 def _fingerprint(spec: dict) -> str:
     """Hash of the encoding pipeline, ignoring truncation and padding (counting disables both)."""
     canonical = {k: v for k, v in spec.items() if k not in ("truncation", "padding")}
-    blob = json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    blob = _canonical_json(canonical, ("model", "vocab"))
     return "sha256:" + hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def _canonical_json(value: object, vocab_path: tuple[str, ...] | None) -> str:
+    """`json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))`, the text the
+    fingerprint has always hashed, written faster for the piece → id dict at `vocab_path`: the
+    encoder sorts and writes a dict item by item, several times slower than sorting its keys
+    and writing each key and id with the encoder's own string escaping."""
+    if vocab_path == () and isinstance(value, dict) and all(type(i) is int for i in value.values()):
+        keys = sorted(value)
+        return "{" + ",".join(map("{}:{}".format, map(encode_basestring, keys), map(value.__getitem__, keys))) + "}"
+    if not vocab_path or not isinstance(value, dict):
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    items = (
+        encode_basestring(key) + ":" + _canonical_json(value[key], vocab_path[1:] if key == vocab_path[0] else None)
+        for key in sorted(value)
+    )
+    return "{" + ",".join(items) + "}"
 
 
 def _pieces_and_scores(model: dict) -> tuple[dict[int, str], list[float] | None]:
@@ -217,20 +293,21 @@ def _pieces_and_scores(model: dict) -> tuple[dict[int, str], list[float] | None]
     if isinstance(vocab, list):  # Unigram: [[piece, score], ...] in id order
         return {i: entry[0] for i, entry in enumerate(vocab)}, [float(e[1]) for e in vocab]
     if isinstance(vocab, dict):
-        return {int(i): piece for piece, i in vocab.items()}, None
+        return dict(zip(map(int, vocab.values()), vocab, strict=True)), None
     raise ModelError(
         "tokenizer.json has no readable model.vocab", hint="re-save it with `tokenizers` or `transformers`"
     )
 
 
 def _merge_ranks(model: dict, piece_to_id: dict[str, int]) -> dict[int, int]:
-    ranks: dict[int, int] = {}
-    for rank, merge in enumerate(model.get("merges") or []):
-        left, right = merge.split(" ", 1) if isinstance(merge, str) else merge
-        token_id = piece_to_id.get(left + right)
-        if token_id is not None and token_id not in ranks:
-            ranks[token_id] = rank
-    return ranks
+    """Token id → index of the first merge that makes it, for every token a merge makes."""
+    merges = model.get("merges") or []
+    # "a b" joins to "ab" (the first space is the separator); newer files store pairs.
+    joined = [m.replace(" ", "", 1) if isinstance(m, str) else "".join(m) for m in merges]
+    made = np.fromiter(map(piece_to_id.get, joined, itertools.repeat(-1)), dtype=np.int64, count=len(joined))
+    ids, first = np.unique(made, return_index=True)  # first: the earliest merge making each id
+    keep = ids >= 0
+    return dict(zip(ids[keep].tolist(), first[keep].tolist(), strict=True))
 
 
 def read_tokenizer_file(tokenizer_json: Path | str) -> tuple[bytes, str]:
@@ -265,10 +342,10 @@ def load_vocabulary(tokenizer_json: Path, content: bytes | None = None) -> Vocab
     for token in added:
         by_id[token.id] = token.content
     size = max(by_id) + 1 if by_id else 0
-    pieces = tuple([by_id.get(i) for i in range(size)])
+    pieces = tuple(map(by_id.get, range(size)))
     merge_ranks = None
     if model_type == "BPE":
-        merge_ranks = _merge_ranks(model, {p: i for i, p in by_id.items()})
+        merge_ranks = _merge_ranks(model, dict(zip(by_id.values(), by_id, strict=True)))
     metaspace = None
     for component in (spec.get("pre_tokenizer"), spec.get("normalizer"), spec.get("decoder")):
         text = json.dumps(component or {}, ensure_ascii=False)
