@@ -14,7 +14,7 @@ import hashlib
 import itertools
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from json.encoder import encode_basestring
@@ -267,25 +267,30 @@ def _visible_table(chars: Iterable[str]) -> dict[int, str]:
 def _fingerprint(spec: dict) -> str:
     """Hash of the encoding pipeline, ignoring truncation and padding (counting disables both)."""
     canonical = {k: v for k, v in spec.items() if k not in ("truncation", "padding")}
-    blob = _canonical_json(canonical, ("model", "vocab"))
-    return "sha256:" + hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    digest = hashlib.sha256()
+    for part in _canonical_json(canonical, ("model", "vocab")):
+        digest.update(part.encode("utf-8"))
+    return "sha256:" + digest.hexdigest()
 
 
-def _canonical_json(value: object, vocab_path: tuple[str, ...] | None) -> str:
+def _canonical_json(value: object, vocab_path: tuple[str, ...] | None) -> Iterator[str]:
     """`json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))`, the text the
-    fingerprint has always hashed, written faster for the piece → id dict at `vocab_path`: the
-    encoder sorts and writes a dict item by item, several times slower than sorting its keys
-    and writing each key and id with the encoder's own string escaping."""
+    fingerprint has always hashed, in parts (so that it is hashed without being joined) and
+    written faster for the piece → id dict at `vocab_path`: the encoder sorts and writes a dict
+    item by item, several times slower than sorting its keys and writing each key and id with
+    the encoder's own string escaping."""
     if vocab_path == () and isinstance(value, dict) and all(type(i) is int for i in value.values()):
         keys = sorted(value)
-        return "{" + ",".join(map("{}:{}".format, map(encode_basestring, keys), map(value.__getitem__, keys))) + "}"
-    if not vocab_path or not isinstance(value, dict):
-        return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    items = (
-        encode_basestring(key) + ":" + _canonical_json(value[key], vocab_path[1:] if key == vocab_path[0] else None)
-        for key in sorted(value)
-    )
-    return "{" + ",".join(items) + "}"
+        yield "{" + ",".join(map("{}:{}".format, map(encode_basestring, keys), map(value.__getitem__, keys))) + "}"
+    elif not vocab_path or not isinstance(value, dict):
+        yield json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    else:
+        separator = "{"
+        for key in sorted(value):
+            yield separator + encode_basestring(key) + ":"
+            yield from _canonical_json(value[key], vocab_path[1:] if key == vocab_path[0] else None)
+            separator = ","
+        yield "}" if separator == "," else "{}"
 
 
 def _pieces_and_scores(model: dict) -> tuple[dict[int, str], list[float] | None]:
