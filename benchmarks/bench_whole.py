@@ -6,13 +6,15 @@ tokenizers and numpy, loads the same tokenizer, counts with plain `encode_batch`
 1.0 engine and on 0.23. A cold cache is an empty XDG_CACHE_HOME; a warm one has the
 tokenizer's facts from an earlier run. Fixed-cost rows take the fastest of `repeats` runs
 (start-up noise only ever adds) and the median of paired differences; corpus rows are one
-run each, all in one go.
+run each, all in one go. Fixed costs also show CPU seconds (user + system of the process), which
+a machine shared with other jobs inflates far less than wall time.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import resource
 import statistics
 import subprocess
 import tempfile
@@ -26,12 +28,21 @@ PLAIN = HERE / "plain_count.py"
 RANK_CANDIDATES = 10
 
 
-def timed(command: list[str], cache: Path) -> tuple[float, dict]:
-    """Wall seconds of one process, and the JSON object on the last line it printed."""
+def cpu_seconds() -> float:
+    """User + system CPU seconds of the finished child processes so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(command: list[str], cache: Path, cpu: list[float] | None = None) -> tuple[float, dict]:
+    """Wall seconds of one process, and the JSON object on the last line it printed; its CPU
+    seconds are appended to `cpu` if given."""
     env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), cpu_seconds()
     done = subprocess.run(command, capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - start
+    if cpu is not None:
+        cpu.append(cpu_seconds() - cpu_start)
     if done.returncode:
         raise RuntimeError(f"{' '.join(command)} failed: {done.stderr.strip()[-500:]}")
     text = done.stdout.strip()
@@ -50,13 +61,13 @@ class Runs:
         self.work = work
         self.warm = work / "cache-warm"
 
-    def plain(self, engine: str, corpus: Path, model: Path) -> tuple[float, dict]:
-        return timed([str(self.pythons[engine]), str(PLAIN), str(corpus), str(model)], self.warm)
+    def plain(self, engine: str, corpus: Path, model: Path, cpu: list[float] | None = None) -> tuple[float, dict]:
+        return timed([str(self.pythons[engine]), str(PLAIN), str(corpus), str(model)], self.warm, cpu)
 
-    def scan(self, corpus: Path, model: Path, cold: bool = False, *extra: str) -> tuple[float, dict]:
+    def scan(self, corpus: Path, model: Path, cold: bool = False, *extra: str, cpu: list[float] | None = None):
         cache = Path(tempfile.mkdtemp(dir=self.work, prefix="cache-cold-")) if cold else self.warm
         command = [self.vocabrisk, "scan", str(corpus), "--model", str(model), "--format", "json", "-q", *extra]
-        return timed(command, cache)
+        return timed(command, cache, cpu)
 
     def command(self, *args: str) -> float:
         return timed([self.vocabrisk, *args], self.warm)[0]
@@ -66,21 +77,25 @@ def fixed_costs(runs: Runs, name: str, model: Path, tiny: Path, repeats: int) ->
     """Rounds of (plain 1.0, plain 0.23, cold, warm), interleaved so that each round's runs meet
     the same load; "over" is the median over rounds of vocabrisk's time minus plain 1.0's."""
     runs.scan(tiny, model)  # fills the warm cache
-    rounds = []
+    rounds, cpu = [], {"plain_1": [], "cold": [], "warm": []}
     for _ in range(repeats):
         rounds.append(
             {
-                "plain_1": runs.plain("1.0", tiny, model)[0],
+                "plain_1": runs.plain("1.0", tiny, model, cpu["plain_1"])[0],
                 "plain_023": runs.plain("0.23", tiny, model)[0],
-                "cold": runs.scan(tiny, model, cold=True)[0],
-                "warm": runs.scan(tiny, model)[0],
+                "cold": runs.scan(tiny, model, True, cpu=cpu["cold"])[0],
+                "warm": runs.scan(tiny, model, cpu=cpu["warm"])[0],
             }
         )
     best = {key: min(r[key] for r in rounds) for key in rounds[0]}
     over = {key: statistics.median(r[key] - r["plain_1"] for r in rounds) for key in ("cold", "warm")}
+    cpu_over = {
+        key: statistics.median(a - b for a, b in zip(cpu[key], cpu["plain_1"], strict=True)) for key in ("cold", "warm")
+    }
     print(
         f"  {name:<22}{best['plain_023']:>9.2f} s{best['plain_1']:>9.2f} s{best['cold']:>9.2f} s{over['cold']:>+8.2f} s"
-        f"{best['warm']:>9.2f} s{over['warm']:>+8.2f} s"
+        f"{best['warm']:>9.2f} s{over['warm']:>+8.2f} s{min(cpu['plain_1']):>9.2f} s"
+        f"{cpu_over['cold']:>+9.2f} s{cpu_over['warm']:>+9.2f} s"
     )
 
 
@@ -132,8 +147,14 @@ def whole_process(shared: Path, pythons: dict[str, Path], models: dict[str, Path
             corpora[label] = work / f"{label}.jsonl"
             write_corpus(shared, corpora[label], megabytes)
 
-        print(f"\nwhole process, fixed cost alone (one 11-byte document; fastest of {repeats}; over: median of rounds)")
-        print(f"  {'tokenizer':<22}{'0.23 plain':>11}{'1.0 plain':>11}{'cold':>11}{'over':>10}{'warm':>11}{'over':>10}")
+        print(
+            f"\nwhole process, fixed cost alone (one 11-byte document; fastest of {repeats}; over: median of rounds"
+            " of vocabrisk minus plain 1.0; cpu: user + system seconds)"
+        )
+        print(
+            f"  {'tokenizer':<22}{'0.23 plain':>11}{'1.0 plain':>11}{'cold':>11}{'over':>10}{'warm':>11}{'over':>10}"
+            f"{'plain cpu':>11}{'cold cpu +':>11}{'warm cpu +':>11}"
+        )
         for name, model in models.items():
             fixed_costs(runs, name, model, tiny, repeats)
 

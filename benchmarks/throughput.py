@@ -1,7 +1,8 @@
 """Exact-counting throughput: plain tokenizers 0.23, the 1.0 engine, datatrove and vocabrisk, side by side.
 
     python benchmarks/throughput.py            # ~25 min on 2 cores; --help for sizes
-    python benchmarks/throughput.py --whole-only   # whole processes only (bench_whole.py), ~5 min
+    python benchmarks/throughput.py --whole-only   # issue 14's table alone (bench_whole.py): ~10 min on a quiet
+                                                   # 2-core machine, most of it plain 0.23 on the 60 MB corpus
 
 The first part times counting alone (start-up subtracted); the second whole processes,
 start-up included, on a small, a medium and a large corpus, and the fixed cost alone with a
