@@ -9,7 +9,10 @@ of a `rank`, pays only for loading its tokenizer into the counting engine and fo
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
@@ -134,10 +137,25 @@ def load_facts(tokenizer_json: Path | str) -> VocabularyFacts:
     if key not in _LOADED:
         facts = _from_cache(key)
         if facts is None:
-            facts = VocabularyFacts.of(load_vocabulary(path, content))
+            with _collector_paused():
+                facts = VocabularyFacts.of(load_vocabulary(path, content))
             cache.store_arrays(CACHE_KIND, key, facts.to_arrays())
         _LOADED[key] = facts
     return _LOADED[key]
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector off while a vocabulary is parsed: the file's JSON makes a list per
+    BPE merge, and each of the hundreds of collections they would set off walks all of them,
+    for cycles that parsing never makes."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _from_cache(key: str) -> VocabularyFacts | None:
