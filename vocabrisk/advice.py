@@ -21,7 +21,6 @@ mass, gave an eps too small to help: their gradients are close to the starved ro
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -35,7 +34,7 @@ MIX_SHARES = (0.001, 0.01, 0.05, 0.10, 0.25)
 FLAT = 0.1  # a what-if whose risks differ by less than this share of the largest is called flat
 COVERED_SHARE = 0.5  # a corpus that is half a group or more is never told to add more of it
 NOT_DATA_GROUPS = frozenset({BYTES, SPECIAL, ADDED, UNUSED})
-PLACEHOLDER = re.compile(r"^\[[A-Z_]+\]+$|^<[^<>\s]+>$")  # [PRON], <mask_1>, <0x41>: no text is meant to feed them
+PLACEHOLDER = r"^\[[A-Z_]+\]+$|^<[^<>\s]+>$"  # [PRON], <mask_1>, <0x41>: no text is meant to feed them
 DEFAULT_HIDDEN_SCALE = 1.0  # LayerNorm/RMSNorm gains start at 1 and mostly stay near it
 KEEP_STEP = 0.95  # share of its Adam step a covered row keeps under the recommended epsilon
 FED_MASS = 0.5  # the covered rows protected: those above the corpus's token-mass median
@@ -134,8 +133,9 @@ def add_data_advice(summary: Summary, k: int = 5) -> list[dict]:
             break
         if group.group in NOT_DATA_GROUPS:
             continue
-        starved = summary.table.filter((pl.col("group") == group.group) & pl.col("starved"))
-        starved = starved.filter(pl.Series([not PLACEHOLDER.match(token) for token in starved["token"]]))
+        starved = summary.table.filter(
+            (pl.col("group") == group.group) & pl.col("starved") & ~pl.col("token").str.contains(PLACEHOLDER)
+        )
         top = starved.sort("base_share", descending=True, maintain_order=True).head(8)
         rows.append(
             {
