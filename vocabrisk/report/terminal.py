@@ -150,6 +150,8 @@ def render_rank(ranked: Sequence[Named], console: Console) -> None:
          ("band", "left"), ("used", "right"), ("starved", "right"), ("never seen", "right"), ("unigram KL", "right"),
          ("starved usage", "right"), ("level", "left"), ("epochs", "right"), ("risk sits in", "left")],
     )  # fmt: skip
+    names = table.columns[1]  # a candidate's name is what the order is for: never cut to an ellipsis
+    names.min_width, names.overflow = min(40, max(len(c.name) for c in ranked)), "fold"
     for i, candidate in enumerate(ranked, 1):
         s = candidate.summary
         p, r, f = s.profile, s.risk, s.forecast
