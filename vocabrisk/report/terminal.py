@@ -146,12 +146,13 @@ def _advice_panel(advice: Advice) -> Panel:
 def render_rank(ranked: Sequence[Named], console: Console) -> None:
     table = _table(
         "Candidates, least surprising first (unigram KL: the best-validated ranking)",
-        [("#", "right"), ("candidate", "left"), ("tokens", "right"), ("skipped", "right"), ("forecast (nats)", "right"),
-         ("band", "left"), ("used", "right"), ("starved", "right"), ("never seen", "right"), ("unigram KL", "right"),
-         ("starved usage", "right"), ("level", "left"), ("epochs", "right"), ("risk sits in", "left")],
+        [("#", "right"), ("candidate", "left"), ("tokens", "right"), ("skipped", "right"), ("forecast (nats), band", "right"),
+         ("starved", "right"), ("never seen", "right"), ("unigram KL", "right"), ("starved usage", "right"),
+         ("epochs", "right"), ("risk sits in", "left")],
     )  # fmt: skip
     names = table.columns[1]  # a candidate's name is what the order is for: never cut to an ellipsis
-    names.min_width, names.overflow = min(40, max(len(c.name) for c in ranked)), "fold"
+    names.min_width, names.overflow = min(32, max(len(c.name) for c in ranked)), "fold"
+    table.columns[-1].min_width = 20
     for i, candidate in enumerate(ranked, 1):
         s = candidate.summary
         p, r, f = s.profile, s.risk, s.forecast
@@ -160,14 +161,11 @@ def render_rank(ranked: Sequence[Named], console: Console) -> None:
             candidate.name,
             f"{p.total_tokens:,}",
             Text(f"{p.skipped_share:.1%}", style="yellow") if p.skipped else "none",
-            f"+{f.total:.3f}",
-            f"{f.low:.3f}–{f.high:.3f}",
-            f"{s.coverage.used_share:.1%}",
+            f"+{f.total:.3f} ({f.low:.2f}–{f.high:.2f})",
             f"{s.coverage.starved_share:.1%}",
             f"{s.baselines['never_seen_share']:.1%}",
             f"{s.baselines['unigram_kl']:.2f}",
-            f"{r.score:.3f}",
-            Text(r.band, style=BAND_STYLE[r.band]),
+            Text.assemble(f"{r.score:.3f} ", (r.band, BAND_STYLE[r.band])),
             format_epochs(s.implied_epochs),
             ", ".join(s.top_groups),
         )
@@ -183,7 +181,7 @@ def render_rank(ranked: Sequence[Named], console: Console) -> None:
         "[dim]order: unigram KL (how far the corpus's token usage is from the base model's), which ranked total "
         "forgetting best on held-out runs · head/total: the forecast rise of loss on the base model's own text, in "
         "nats (docs/VALIDITY.md says how well each ranks) · epochs: how many times the plan goes over each "
-        "candidate · used, starved and never seen are shares of the head's coverable rows[/]"
+        "candidate · starved and never seen are shares of the head's coverable rows[/]"
     )
     for candidate in ranked:
         for warning in candidate.summary.warnings:
