@@ -30,7 +30,7 @@ from vocabrisk.groups import UNUSED
 from vocabrisk.model.head import HeadInfo
 from vocabrisk.old_text import OldText
 from vocabrisk.outputs import atomic_folder
-from vocabrisk.skips import SkipTally
+from vocabrisk.skips import MAX_SKIP_EXAMPLES, SkipTally
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -343,8 +343,6 @@ class Profile:
             old_text=old_text,
         )
 
-
-MAX_SKIP_EXAMPLES = 20
 
 
 def is_profile(path: Path | str) -> bool:

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from vocabrisk.corpus.datatypes import Skipped
 
+MAX_SKIP_EXAMPLES = 20  # skipped parts a profile keeps to show; the tally counts them all
+
 
 @dataclass
 class SkipTally:

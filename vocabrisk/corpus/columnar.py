@@ -9,10 +9,11 @@ from contextlib import contextmanager
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from vocabrisk.corpus import hf_dataset, remote
 from vocabrisk.corpus.compression import sniff_file
 from vocabrisk.corpus.datatypes import Document, ReadOptions, Skipped, Source
+from vocabrisk.corpus.hf_dataset import dataset_files
 from vocabrisk.corpus.progress import ByteTally, Position
+from vocabrisk.corpus.remote import is_url, random_access
 
 # Rows turned into Python strings at a time; bounds memory whatever the batch sizes.
 BATCH_ROWS = 1024
@@ -43,11 +44,11 @@ def read_parquet(
 @contextmanager
 def _parquet_file(path: str) -> Iterator[pq.ParquetFile]:
     """A local file opened by pyarrow itself; a URL through fsspec."""
-    if not remote.is_url(path):
+    if not is_url(path):
         with pq.ParquetFile(path) as file:
             yield file
         return
-    with remote.random_access(path) as handle, pq.ParquetFile(handle) as file:
+    with random_access(path) as handle, pq.ParquetFile(handle) as file:
         yield file
 
 
@@ -64,7 +65,7 @@ def read_hf_dataset(
     """Documents of a save_to_disk folder: its arrow files in order, rows numbered
     across all of them so that "row N" is the dataset's row N-1."""
     offset = 0
-    for path in hf_dataset.dataset_files(source.path) or []:
+    for path in dataset_files(source.path) or []:
         if not os.path.isfile(path):
             reason = (
                 f"data file {os.path.basename(path)} listed in state.json is missing;"
@@ -91,7 +92,7 @@ def _ipc_documents(
     if compression:
         yield Skipped(display, "file", _compressed(compression, "arrow"))
         return False
-    with remote.random_access(path) as file:
+    with random_access(path) as file:
         schema, batches = _ipc_batches(file)
         problem = _column_problem(schema, options.text_fields)
         if problem:

@@ -14,8 +14,8 @@ from typing import BinaryIO
 
 import zstandard
 
-from vocabrisk.corpus import remote
 from vocabrisk.corpus.datatypes import Source
+from vocabrisk.corpus.remote import is_url, open_url
 
 COMPRESSION_BY_EXTENSION = {
     ".gz": "gzip",
@@ -55,7 +55,7 @@ def sniff_file(path: str) -> str | None:
 
 def open_file(path: str) -> BinaryIO:
     """A local file with plain `open` (the fast path), a URL through fsspec."""
-    return remote.open_url(path) if remote.is_url(path) else open(path, "rb")
+    return open_url(path) if is_url(path) else open(path, "rb")
 
 
 @contextmanager

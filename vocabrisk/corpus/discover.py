@@ -7,9 +7,11 @@ import os
 import stat
 from collections.abc import Sequence
 
-from vocabrisk.corpus import hf_dataset, hf_stream, remote
 from vocabrisk.corpus.compression import COMPRESSION_BY_EXTENSION, split_compression
 from vocabrisk.corpus.datatypes import FORCEABLE_FORMATS, ReadOptions, Skipped, Source
+from vocabrisk.corpus.hf_dataset import dataset_files, split_folders, total_size
+from vocabrisk.corpus.hf_stream import is_stream, stream_sources
+from vocabrisk.corpus.remote import is_url, list_url, local_path
 from vocabrisk.errors import InputError
 
 FORMAT_BY_EXTENSION = {
@@ -76,7 +78,7 @@ class _Found:
             self.skipped.append(skipped)
 
     def _first_time(self, path: str, locator: str) -> bool:
-        local = path != "-" and not remote.is_url(path) and not hf_stream.is_stream(path)
+        local = path != "-" and not is_url(path) and not is_stream(path)
         key = (os.path.realpath(path) if local else path, locator)
         if key in self._seen:
             return False
@@ -85,11 +87,11 @@ class _Found:
 
 
 def _add_input(given: str, options: ReadOptions, found: _Found) -> None:
-    given = remote.local_path(given)
-    if hf_stream.is_stream(given):
-        for source in hf_stream.stream_sources(given):
+    given = local_path(given)
+    if is_stream(given):
+        for source in stream_sources(given):
             found.add_source(source)
-    elif remote.is_url(given):
+    elif is_url(given):
         _add_url(given, options, found)
     elif given == "-":
         found.add_source(_stdin_source(options))
@@ -107,7 +109,7 @@ def _add_input(given: str, options: ReadOptions, found: _Found) -> None:
 
 
 def _add_url(url: str, options: ReadOptions, found: _Found) -> None:
-    listing = remote.list_url(url)
+    listing = list_url(url)
     if listing.named:
         found.add_source(_named_file(listing.files[0].url, options, listing.files[0].size))
         return
@@ -178,13 +180,13 @@ def _walk_new(folder: str, options: ReadOptions, found: _Found) -> int:
 def _add_dataset(folder: str, found: _Found) -> int | None:
     """Add the folder as saved dataset source(s) if it is one and return how many;
     None if it is not one."""
-    if hf_dataset.dataset_files(folder) is not None:
+    if dataset_files(folder) is not None:
         found.add_source(_dataset_source(folder))
         return 1
-    splits = hf_dataset.split_folders(folder)
+    splits = split_folders(folder)
     if splits is None:
         return None
-    readable = [split for split in splits if hf_dataset.dataset_files(split) is not None]
+    readable = [split for split in splits if dataset_files(split) is not None]
     for split in splits:
         if split in readable:
             found.add_source(_dataset_source(split))
@@ -198,7 +200,7 @@ def _add_dataset(folder: str, found: _Found) -> int | None:
 
 
 def _dataset_source(folder: str) -> Source:
-    size = hf_dataset.total_size(hf_dataset.dataset_files(folder) or [])
+    size = total_size(dataset_files(folder) or [])
     return Source(folder, "hf_dataset", None, size)
 
 

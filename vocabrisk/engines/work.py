@@ -20,8 +20,7 @@ from vocabrisk.engines.shards import Shard, ShardResult, UserFailure, strict_err
 from vocabrisk.errors import VocabriskError
 from vocabrisk.model.vocabulary import read_tokenizer_file
 from vocabrisk.outputs import write_atomic
-from vocabrisk.profile import MAX_SKIP_EXAMPLES
-from vocabrisk.skips import SkipTally
+from vocabrisk.skips import MAX_SKIP_EXAMPLES, SkipTally
 
 _COUNTERS: dict[tuple, TokenCounter] = {}  # one tokenizer per process and job, however many shards
 
