@@ -13,7 +13,6 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Protocol
 
 import numpy as np
 
@@ -23,6 +22,7 @@ from vocabrisk.corpus import Document, ReadOptions, Skipped, Source, discover, r
 from vocabrisk.corpus.memory import MemorySource, is_data, memory_source
 from vocabrisk.counting import SpecialTokenPolicy
 from vocabrisk.counting.encoder import tokenizers_version
+from vocabrisk.engines.progress import ScanProgress
 from vocabrisk.engines.shards import describe, strict_error
 from vocabrisk.errors import InputError, ModelError, ProfileError
 from vocabrisk.facts import VocabularyFacts, load_facts
@@ -31,21 +31,12 @@ from vocabrisk.model.head import is_encoder
 from vocabrisk.model.resolve import ModelFiles
 from vocabrisk.old_text import OLD_TEXT_TOKENS, OldText
 from vocabrisk.prior import counts_prior, head_prior
-from vocabrisk.profile import MAX_SKIP_EXAMPLES, Profile
-from vocabrisk.skips import SkipTally
+from vocabrisk.profile import Profile
+from vocabrisk.skips import MAX_SKIP_EXAMPLES, SkipTally
 
 AUTO = "auto"
 BUNDLED_REFERENCE = "reference.txt.gz"
 PRIORS = (AUTO, "head", "tokenizer", "self-samples")
-
-
-class ScanProgress(Protocol):
-    """What a scan reports while it runs; the CLI draws it, the API may ignore it."""
-
-    def start(self, total_bytes: int | None, total_files: int) -> None: ...
-    def advance(self, raw_bytes: int) -> None: ...
-    def counted(self, documents: int, tokens: int) -> None: ...
-    def file_done(self, source: Source) -> None: ...
 
 
 @dataclass(frozen=True)

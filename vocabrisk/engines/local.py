@@ -10,7 +10,7 @@ from vocabrisk.engines.shards import ATTEMPTS, EngineError, Shard, ShardResult
 from vocabrisk.engines.work import CountJob, count_shards
 
 if TYPE_CHECKING:
-    from vocabrisk.scan import ScanProgress
+    from vocabrisk.engines.progress import ScanProgress
 
 
 @dataclass(frozen=True)

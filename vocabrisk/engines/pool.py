@@ -22,7 +22,7 @@ from vocabrisk.engines.shards import Shard, ShardQueue, ShardResult, UserFailure
 from vocabrisk.engines.work import CountJob
 
 if TYPE_CHECKING:
-    from vocabrisk.scan import ScanProgress
+    from vocabrisk.engines.progress import ScanProgress
 
 _STOP_SECONDS = 5
 # The worker imports vocabrisk from where this process does: it gets this process's sys.path.

@@ -22,7 +22,7 @@ from vocabrisk.engines.shards import ATTEMPTS, EngineError, Shard, ShardQueue, S
 from vocabrisk.engines.work import CountJob, count_in_worker, limit_threads
 
 if TYPE_CHECKING:
-    from vocabrisk.scan import ScanProgress
+    from vocabrisk.engines.progress import ScanProgress
 
 INSTALL_HINT = "pip install 'vocabrisk[ray]'"
 IN_FLIGHT_PER_CPU = 2  # tasks queued per CPU, so that no worker waits for the driver between shards

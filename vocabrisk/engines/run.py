@@ -21,7 +21,7 @@ from vocabrisk.skips import SkipTally
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from vocabrisk.scan import ScanProgress
+    from vocabrisk.engines.progress import ScanProgress
 
 
 class Engine(Protocol):
