@@ -12,7 +12,7 @@ from vocabrisk import Summary, advise, scan
 from vocabrisk.cli import main
 from vocabrisk.groups import BYTES
 from vocabrisk.model import load_vocabulary
-from vocabrisk.prior import tokenizer_prior
+from vocabrisk.prior_formulas import tokenizer_prior
 
 
 @pytest.fixture

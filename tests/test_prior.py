@@ -8,13 +8,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 from safetensors.numpy import save_file
 
-from vocabrisk import TrainingPlan, scan
+import vocabrisk.prior
+from vocabrisk import TrainingPlan, rank, scan
+from vocabrisk.cli import main
 from vocabrisk.model import load_vocabulary, locate_head, resolve_model
-from vocabrisk.prior import head_prior, tokenizer_prior
+from vocabrisk.model.loaded import load_model
+from vocabrisk.prior_formulas import head_prior, tokenizer_prior
 from vocabrisk.risk import assess
-from vocabrisk.scan import load_model
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
 
@@ -96,3 +99,44 @@ def test_data_free_demo_prior_ranks_corpora_like_its_reference(shared_data):
     with_reference = [assess(scan([c], model), plan).score for c in candidates]
     data_free = [assess(scan([c], model, reference=None), plan).score for c in candidates]
     assert spearman(with_reference, data_free) > 0.85
+
+
+def ten_candidates(tmp_path: Path) -> list[str]:
+    """Ten small corpora, each a tenth of a real one (the sample Korean notes)."""
+    lines = (SAMPLES / "korean-notes.txt").read_text(encoding="utf-8").splitlines()[:400]
+    paths = []
+    for number in range(10):
+        path = tmp_path / f"candidate-{number}.txt"
+        path.write_text("\n".join(lines[number::10]) + "\n", encoding="utf-8")
+        paths.append(str(path))
+    return paths
+
+
+def calls_to(monkeypatch, name: str) -> list:
+    """The arguments of every call `vocabrisk.prior` makes to its function `name`, which still runs."""
+    calls, real = [], getattr(vocabrisk.prior, name)
+
+    def recorded(*args, **kwargs):
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(vocabrisk.prior, name, recorded)
+    return calls
+
+
+def test_rank_reads_the_reference_once_for_all_its_candidates(tmp_path, monkeypatch):
+    counted, old_text_reads = calls_to(monkeypatch, "count_inputs"), calls_to(monkeypatch, "read_old_text")
+    ranked = rank(ten_candidates(tmp_path), "demo")
+    assert len(ranked) == 10
+    assert [args[0] for args in counted] == [[str(load_model("demo").bundled_reference)]]
+    assert len(old_text_reads) == 1
+    (source,) = {r.summary.profile.prior_source for r in ranked}
+    assert source.startswith("reference: reference.txt.gz (")
+
+
+def test_the_rank_command_reads_the_head_once_for_all_its_candidates(tmp_path, monkeypatch):
+    head_reads = calls_to(monkeypatch, "head_prior")
+    result = CliRunner().invoke(main, ["rank", *ten_candidates(tmp_path), "--prior", "head", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert len(json.loads(result.stdout)["candidates"]) == 10
+    assert len(head_reads) == 1

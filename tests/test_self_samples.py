@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from vocabrisk import TrainingPlan, scan
-from vocabrisk.prior import counts_prior
+from vocabrisk.model.loaded import load_model
+from vocabrisk.prior_formulas import counts_prior
 from vocabrisk.risk import assess
-from vocabrisk.scan import load_model
 from vocabrisk.self_samples import SamplingPlan, self_sample_counts
 
 pytest.importorskip("torch")

@@ -1,5 +1,6 @@
 """What a process pays once: imports a command does not need are not made, and per-vocabulary
-work (facts, prior, tokenizer load) is done once however many corpora a process scans."""
+work (facts, tokenizer load) is done once however many corpora a process scans (the prior:
+tests/test_prior.py)."""
 
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ def test_gating_a_saved_profile_loads_no_model_and_no_heavy_library_but_the_tabl
 
 
 def test_rank_does_the_per_vocabulary_work_once(monkeypatch):
-    calls = {"facts": 0, "reference": 0, "tokenizer": 0}
+    calls = {"facts": 0, "tokenizer": 0}
 
     def counting(name, function):
         def wrapper(*args, **kwargs):
@@ -66,12 +67,10 @@ def test_rank_does_the_per_vocabulary_work_once(monkeypatch):
 
     monkeypatch.setattr(facts, "_LOADED", {})
     monkeypatch.setattr(facts, "load_vocabulary", counting("facts", facts.load_vocabulary))
-    monkeypatch.setattr(scanning, "scan", counting("reference", scanning.scan))  # what the prior calls
     monkeypatch.setattr(counter, "load_encoder", counting("tokenizer", counter.load_encoder))
     monkeypatch.setattr(work, "_COUNTERS", {})
     candidates = sorted(str(p) for p in SAMPLES.iterdir() if p.is_file())
     ranked = compare.rank(candidates, "demo")
     assert len(ranked) == len(candidates) >= 4
     assert calls["facts"] <= 1  # none where the cache already holds the demo tokenizer's facts
-    assert calls["reference"] == 1  # the bundled reference corpus counted once, not once per candidate
     assert calls["tokenizer"] == 1  # one tokenizer load for the reference and every candidate

@@ -5,14 +5,16 @@ from vocabrisk.advice import Advice, advise
 from vocabrisk.compare import diff, rank
 from vocabrisk.counting import SpecialTokenPolicy, TokenCounts
 from vocabrisk.errors import InputError, ModelError, ProfileError, VocabriskError
+from vocabrisk.model.loaded import LoadedModel, load_model
 from vocabrisk.plan import TrainingPlan
 from vocabrisk.profile import Profile
-from vocabrisk.scan import load_model, scan
+from vocabrisk.scan import scan
 from vocabrisk.summary import Summary
 
 __all__ = [
     "Advice",
     "InputError",
+    "LoadedModel",
     "ModelError",
     "Profile",
     "ProfileError",

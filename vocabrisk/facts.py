@@ -23,7 +23,7 @@ from vocabrisk import cache
 from vocabrisk.errors import ModelError
 from vocabrisk.groups import token_groups
 from vocabrisk.model.vocabulary import AddedToken, Vocabulary, load_vocabulary, read_tokenizer_file
-from vocabrisk.prior import tokenizer_prior
+from vocabrisk.prior_formulas import tokenizer_prior
 
 CACHE_KIND = "vocabulary"
 _LOADED: dict[str, VocabularyFacts] = {}  # by file digest: one computation or cache read per process
@@ -42,7 +42,7 @@ class VocabularyFacts:
     readable: tuple[str, ...]  # display form of each token
     groups: np.ndarray  # group name of each token (object array of str)
     special_mask: np.ndarray  # bool: special tokens
-    tokenizer_prior: np.ndarray  # the data-free prior from the tokenizer alone (`vocabrisk.prior`)
+    tokenizer_prior: np.ndarray  # the data-free prior from the tokenizer alone (`vocabrisk.prior_formulas`)
     pieces_json: bytes = field(repr=False)  # the vocabulary's strings by id, decoded only if `id_of` needs them
 
     def __post_init__(self) -> None:

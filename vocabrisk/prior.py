@@ -1,103 +1,143 @@
-"""How much the base model relies on each token: the prior of the risk model.
+"""The prior of a run: how much the base model relies on each token, chosen once per model.
 
-A prior is a probability vector over token ids. In order of preference:
+In order of preference (the formulas are in `vocabrisk.prior_formulas`):
 
-1. Counts of a reference corpus in the base model's own distribution (`counts_prior`).
-2. With no data, the head itself (`head_prior`). Training pushes every row whose token is
-   absent along the same direction (minus the typical hidden state), so rare tokens' rows
-   share the mean row's direction while common ones point away from it. With a final
-   LayerNorm bias `b`, `W @ b` is the model's own context-free logit offset, and
-   `softmax(W @ b)` is used directly; without one (RMSNorm models), tokens are ranked by
-   `-(W @ mean_row)` and weighted Zipf-like by that rank.
-3. With no weights either, the tokenizer (`tokenizer_prior`): Unigram pieces carry their
-   log-probability; BPE merges were learnt in order of frequency (Zipf over merge rank),
-   byte-fallback pieces ranked last; WordPiece vocabularies are stored roughly by frequency.
+1. Counts of a reference corpus in the base model's own distribution: `--reference`, else
+   the sample a model ships with (the demo model has one).
+2. With no data, the head; with no weights either, the tokenizer.
 
-On the demo model, ranking 15 corpora by risk under each data-free prior agreed with the
-ranking under its reference corpus with Spearman 0.94 (`W @ b`), 0.89 (mean row) and 0.86
-(tokenizer); see docs/VALIDITY.md for measurements against training.
+`--prior` picks one source instead, or text the model generates itself (`self-samples`,
+`vocabrisk.self_samples`). `choose_prior` keeps what it chose on the `LoadedModel`, so that
+every corpus of a run (each candidate of a `rank`) shares one prior, and the reference is
+counted, or the head read, once.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
 import numpy as np
 
-from vocabrisk.model.head import HeadInfo, read_head, read_vector
-from vocabrisk.model.vocabulary import Vocabulary
+from vocabrisk import engines
+from vocabrisk.corpus import Document, ReadOptions, discover, read_source
+from vocabrisk.count import count_inputs, split_inputs
+from vocabrisk.counting import SpecialTokenPolicy
+from vocabrisk.errors import InputError, ModelError, ProfileError
+from vocabrisk.old_text import OLD_TEXT_TOKENS, OldText
+from vocabrisk.model.loaded import LoadedModel
+from vocabrisk.prior_formulas import counts_prior, head_prior
+from vocabrisk.profile import Profile
+from vocabrisk.self_samples import SamplingPlan, self_sample_counts
 
-ZIPF_OFFSET = 10.0  # flattens the head of the Zipf curve, where ranks say little
-
-
-def tokenizer_prior(vocab: Vocabulary) -> np.ndarray:
-    """A data-free prior from the tokenizer alone (see the module docstring)."""
-    size = vocab.size
-    if vocab.scores is not None:
-        scores = np.full(size, -np.inf)
-        scores[: len(vocab.scores)] = vocab.scores
-        weights = np.exp(scores - np.max(scores[np.isfinite(scores)]))
-    else:
-        ranks = _frequency_ranks(vocab)
-        weights = 1.0 / (ranks + ZIPF_OFFSET)
-    weights[vocab.special_mask | vocab.reserved_mask] = 0.0
-    total = weights.sum()
-    return weights / total if total > 0 else np.full(size, 1.0 / max(size, 1))
+AUTO = "auto"
+PRIORS = (AUTO, "head", "tokenizer", "self-samples")
 
 
-def _frequency_ranks(vocab: Vocabulary) -> np.ndarray:
-    """Estimated frequency rank of every token id (0 = most frequent)."""
-    if vocab.merge_ranks is None:  # id order, skipping the ids no text maps to
-        kept = ~(vocab.reserved_mask | vocab.special_mask)
-        return np.cumsum(kept).astype(np.float64) - 1
-    # Alphabet tokens (no merge makes them): printable ASCII is as common as the first
-    # merges; other single bytes or characters sit in the middle of the ranking.
-    ranks = np.full(vocab.size, float(len(vocab.merge_ranks)) / 2)
-    ascii_chars = [i for i, raw in enumerate(vocab.surfaces) if raw and len(raw) == 1 and 0x20 <= raw[0] < 0x7F]
-    ranks[ascii_chars] = 0.0
-    # Byte-fallback pieces (`<0x41>`) stand in only for characters the vocabulary lacks: last.
-    ranks[vocab.byte_fallback_mask] = float(len(vocab.merge_ranks))
-    merged = np.fromiter(vocab.merge_ranks.keys(), dtype=np.int64, count=len(vocab.merge_ranks))
-    ranks[merged] = np.fromiter(vocab.merge_ranks.values(), dtype=np.float64, count=len(vocab.merge_ranks))
-    return ranks
+@dataclass(frozen=True)
+class Prior:
+    """A prior, where it came from, and the text behind it when it came from text."""
+
+    values: np.ndarray  # a probability per token id
+    source: str  # for reports: "reference: a.txt (1,234 tokens)", "tokenizer", ...
+    reference_counts: np.ndarray | None = None  # the counts it was made from
+    old_text: OldText | None = None  # a sample of that text's ids: the old text the forecast reads contexts from
 
 
-HEAD_CHUNK_ROWS = 8192  # rows of the head read at once: bounds memory for 150k-row heads
+def choose_prior(
+    loaded: LoadedModel,
+    policy: SpecialTokenPolicy,
+    reference: Sequence[str] | Profile | str | object | None = AUTO,
+    prior: str = AUTO,
+    engine: engines.Engine | None = None,
+) -> Prior:
+    """The prior `reference` and `prior` choose, as `vocabrisk.scan` documents them.
 
-
-def head_prior(head: HeadInfo, vocab_size: int) -> tuple[np.ndarray, str]:
-    """A data-free prior from the head (see the module docstring), padded or cut to the vocabulary."""
-    rows = range(0, head.rows, HEAD_CHUNK_ROWS)
-    if head.final_norm_bias is not None:
-        bias = read_vector(head.final_norm_bias)
-        logits = np.concatenate([read_head(head, slice(i, i + HEAD_CHUNK_ROWS)) @ bias for i in rows])
-        weights = np.exp(logits.astype(np.float64) - logits.max())
-        how = "head: context-free logits W·b (final-norm bias)"
-    else:
-        mean = sum(read_head(head, slice(i, i + HEAD_CHUNK_ROWS)).sum(0, dtype=np.float64) for i in rows) / head.rows
-        alignment = np.concatenate([read_head(head, slice(i, i + HEAD_CHUNK_ROWS)) @ mean for i in rows])
-        weights = 1.0 / (_ranks(alignment) + ZIPF_OFFSET)  # least aligned with the mean row = commonest
-        how = "head: rows ranked against the mean row"
-    prior = np.zeros(vocab_size)
-    shared = min(vocab_size, head.rows)
-    prior[:shared] = weights[:shared]
-    return prior / prior.sum(), how
-
-
-def _ranks(values: np.ndarray) -> np.ndarray:
-    ranks = np.empty(values.size)
-    ranks[np.argsort(values, kind="stable")] = np.arange(values.size)
-    return ranks
-
-
-UNSEEN_MASS = 0.01  # at most this share of a counts prior goes to tokens the sample never shows
-
-
-def counts_prior(counts: np.ndarray) -> np.ndarray:
-    """A prior from a reference sample's counts, additively smoothed so unseen rows keep a little weight.
-
-    The pseudo-count is Jeffreys' 0.5, lowered for small samples so that all the tokens of a
-    50k-token vocabulary cannot outweigh what a 40k-token sample actually shows.
+    Made once per model and choice in a run; a reference given as a `Profile` or as data in
+    memory is used as it is each time (it has been read already).
     """
-    total = float(counts.sum())
-    smoothing = min(0.5, UNSEEN_MASS * total / max(counts.size, 1)) if total > 0 else 1.0
-    weights = counts.astype(np.float64) + smoothing
-    return weights / weights.sum()
+    if reference is not None and not isinstance(reference, str | list | tuple):  # a Profile, a DataFrame, ...
+        return _make(loaded, policy, reference, prior, engine)
+    key = (prior, reference if reference is None or isinstance(reference, str) else tuple(reference), policy)
+    if key not in loaded.priors:
+        loaded.priors[key] = _make(loaded, policy, reference, prior, engine)
+    return loaded.priors[key]
+
+
+def _make(loaded: LoadedModel, policy: SpecialTokenPolicy, reference, prior: str, engine) -> Prior:
+    if prior not in PRIORS:
+        raise ValueError(f"prior must be one of {', '.join(PRIORS)}, not {prior!r}")
+    auto = isinstance(reference, str) and reference == AUTO  # `==` on a DataFrame compares elementwise
+    if prior != AUTO and not (auto or reference is None):
+        raise InputError("--reference and --prior both choose the prior", hint="give one of them")
+    if prior == "self-samples":
+        plan = SamplingPlan()
+        counts = self_sample_counts(loaded.files, loaded.vocab.size, loaded.start_id, plan)
+        return Prior(counts_prior(counts), f"self-generated: {plan.samples} samples of {plan.length} tokens", counts)
+    if prior == "head" and loaded.head is None:
+        raise ModelError(f"{loaded.files.name}: no head to take a prior from ({loaded.head_note})")
+    if prior in ("head", "tokenizer"):
+        reference = None
+    elif auto:
+        reference = [str(loaded.bundled_reference)] if loaded.bundled_reference else None
+    elif isinstance(reference, str):
+        reference = [reference]
+    if reference is None and loaded.head is not None and prior != "tokenizer":
+        return Prior(*head_prior(loaded.head, loaded.vocab.size))
+    if reference is None:
+        return Prior(loaded.vocab.tokenizer_prior, "tokenizer")
+    if isinstance(reference, Profile):
+        return _from_profile(loaded, reference)
+    return _from_text(loaded, policy, reference, engine or engines.LocalEngine())
+
+
+def _from_profile(loaded: LoadedModel, reference: Profile) -> Prior:
+    if reference.tokenizer["fingerprint"] != loaded.vocab.fingerprint:
+        raise ProfileError(
+            "the reference profile was counted with a different tokenizer",
+            hint="scan the reference with the same --model",
+        )
+    names = [s["path"] for s in reference.sources]
+    return _from_counts(reference.counts.counts, names, reference.total_tokens, reference.old_text)
+
+
+def _from_text(loaded: LoadedModel, policy: SpecialTokenPolicy, reference, engine: engines.Engine) -> Prior:
+    old_text = read_old_text(reference, loaded, policy)
+    counted = count_inputs(reference, loaded, read_options=ReadOptions(), policy=policy, engine=engine)
+    counts = counted.merged.counts
+    return _from_counts(counts.counts, [s.path for s in counted.sources], counts.tokens, old_text)
+
+
+def _from_counts(counts: np.ndarray, paths: list[str], tokens: int, old_text: OldText | None) -> Prior:
+    names = ", ".join(Path(path).name for path in paths[:3])
+    return Prior(counts_prior(counts), f"reference: {names} ({tokens:,} tokens)", counts, old_text)
+
+
+def read_old_text(paths: Sequence[str], loaded: LoadedModel, policy: SpecialTokenPolicy) -> OldText | None:
+    """Token ids of the reference text, document by document, up to OLD_TEXT_TOKENS.
+
+    Documents are read in order until the budget is spent: the old text the forecast reads is
+    a prefix of the reference, which for a shuffled or varied reference is a fair sample.
+    """
+    paths, in_memory = split_inputs(paths)
+    sources = (discover(paths, ReadOptions())[0] if paths else []) + in_memory
+    job = engines.CountJob.for_tokenizer(
+        loaded.files.tokenizer_json,
+        vocab_size=loaded.vocab.size,
+        policy=policy,
+        eos_id=loaded.eos_id,
+        read_options=ReadOptions(),
+    )
+    counter = job.counter()  # the process's counter for this tokenizer: no second load
+    documents, tokens = [], 0
+    for source in sources:
+        for item in read_source(source, ReadOptions()):
+            if not isinstance(item, Document):
+                continue
+            ids = counter.encode([item.text])[0]
+            documents.append(ids[: OLD_TEXT_TOKENS - tokens])
+            tokens += len(documents[-1])
+            if tokens >= OLD_TEXT_TOKENS:
+                return OldText.of(documents)
+    return OldText.of(documents) if documents else None

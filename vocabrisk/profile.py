@@ -344,7 +344,6 @@ class Profile:
         )
 
 
-
 def is_profile(path: Path | str) -> bool:
     path = Path(path)
     return path.is_dir() and (path / PROFILE_JSON).exists()

@@ -24,8 +24,9 @@ from vocabrisk.corpus import ReadOptions
 from vocabrisk.counting import SpecialTokenPolicy
 from vocabrisk.errors import InputError
 from vocabrisk.forecast import Calibration, Drive, competition, model_key, save_calibration
+from vocabrisk.model.loaded import LoadedModel, load_model
 from vocabrisk.risk import assess
-from vocabrisk.scan import LoadedModel, load_model, scan
+from vocabrisk.scan import scan
 from vocabrisk.verify.data import load_streams, read_documents, windows
 from vocabrisk.verify.measure import final_hidden, matrix_loss, output_matrix
 from vocabrisk.verify.run import load_causal_lm
@@ -106,6 +107,6 @@ def calibrate(
                 del tuned
     if len(measured) < 2:
         raise InputError("the probes were too small to train on", hint="give larger probe corpora")
-    key = model_key({"name": loaded.files.name, "head": loaded.head}, {"fingerprint": loaded.vocab.fingerprint})
+    key = model_key(loaded.describe(), {"fingerprint": loaded.vocab.fingerprint})
     fitted = replace(fit(measured), fingerprint=key)
     return CalibrationResult(fitted, save_calibration(fitted) if save else None, runs)

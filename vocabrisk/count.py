@@ -1,0 +1,148 @@
+"""Count a run's inputs with a model's tokenizer: discover them, let an engine count them, merge.
+
+Discovery turns the inputs into shards (one per source); an engine counts them where it
+runs (`vocabrisk.engines`: this process by default, local worker processes, or a Ray
+cluster); their counts merge by addition, so they are the same whatever the engine, the
+number of workers or the order of shards. With a checkpoint folder each shard's counts are
+saved as they arrive, and a killed count resumes where it stopped. A scan counts its corpus
+here, and `vocabrisk.prior` its reference.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from vocabrisk import engines
+from vocabrisk._version import __version__
+from vocabrisk.corpus import ReadOptions, Skipped, Source, discover
+from vocabrisk.corpus.memory import MemorySource, is_data, memory_source
+from vocabrisk.counting import SpecialTokenPolicy
+from vocabrisk.counting.encoder import tokenizers_version
+from vocabrisk.engines.progress import ScanProgress
+from vocabrisk.engines.shards import describe, strict_error
+from vocabrisk.errors import InputError, ModelError
+from vocabrisk.model.loaded import LoadedModel
+from vocabrisk.skips import SkipTally
+
+
+@dataclass(frozen=True)
+class Counted:
+    """The merged counts of some inputs, their sources in discovery order, and what was skipped."""
+
+    merged: engines.Merged
+    sources: list[Source]
+    shards: list[engines.Shard]
+    skips: SkipTally
+    skipped: list[Skipped]  # examples: discovery's, then each shard's first, in discovery order
+
+    def source_stats(self) -> list[dict]:
+        """One entry per source: where and what it is, and how much of it was counted or skipped."""
+        return [
+            {"path": s.path, "format": s.format, "compression": s.compression, "size": s.size, **self.merged.stats(sh)}
+            for sh, s in zip(self.shards, self.sources, strict=True)
+        ]
+
+
+def count_inputs(
+    inputs: Sequence[str] | object,
+    loaded: LoadedModel,
+    *,
+    read_options: ReadOptions,
+    policy: SpecialTokenPolicy,
+    engine: engines.Engine,
+    strict: bool = False,
+    progress: ScanProgress | None = None,
+    checkpoint: Path | str | None = None,
+    resume: bool = False,
+) -> Counted:
+    """Every document of `inputs` (as `vocabrisk.scan` takes them) counted; an error if there is none."""
+    paths, in_memory = split_inputs(inputs)
+    eos_id = loaded.eos_id
+    if policy.append_eos and eos_id is None:
+        raise ModelError(
+            f"{loaded.files.name}: no EOS token is defined (tokenizer_config.json eos_token or config.json)",
+            hint="drop --eos, or add eos_token to tokenizer_config.json",
+        )
+    if resume and checkpoint is None:
+        raise InputError("--resume continues from a checkpoint folder", hint="name it with --checkpoint DIR")
+    sources, skipped = discover(paths, read_options) if paths or not in_memory else ([], [])
+    if in_memory:
+        _check_in_process(engine, checkpoint)
+        sources += in_memory
+    if strict and skipped:
+        raise strict_error(skipped[0])
+    shards = [engines.Shard(index, source) for index, source in enumerate(sources)]
+    job = engines.CountJob.for_tokenizer(
+        loaded.files.tokenizer_json,
+        vocab_size=loaded.vocab.size,
+        policy=policy,
+        eos_id=eos_id,
+        read_options=read_options,
+        strict=strict,
+    )
+    saved = None
+    if checkpoint is not None:
+        identity = _identity(loaded, policy, read_options, sources)
+        saved = engines.Checkpoint.open(checkpoint, identity, shards, loaded.vocab.size, resume)
+    if progress:
+        sizes = [s.size for s in sources]
+        progress.start(None if None in sizes else sum(sizes), len(sources))
+    merged = engines.count_corpus(job, shards, engine, saved, progress)
+
+    skips = SkipTally.of(skipped) + merged.skips
+    skipped += merged.skip_examples()
+    if merged.counts.documents == 0:
+        raise InputError(
+            f"no documents to count in {', '.join(paths + [s.path for s in in_memory])}"
+            + (f" ({skips.describe()} skipped; the first: {describe(skipped[0])})" if skipped else ""),
+            hint="the reason of the first skip says what to fix"
+            if skipped
+            else "the inputs hold no text: check the paths, --text-field and --input-format",
+        )
+    return Counted(merged, sources, shards, skips, skipped)
+
+
+def split_inputs(inputs) -> tuple[list[str], list[MemorySource]]:
+    """Paths (as strings) and in-memory corpora, each in the order given."""
+    if not is_data(inputs) or not isinstance(inputs, (list, tuple)):
+        inputs = [inputs]
+    paths = [os.fspath(each) for each in inputs if not is_data(each)]
+    data = [each for each in inputs if is_data(each)]
+    return paths, [memory_source(each, number) for number, each in enumerate(data, 1)]
+
+
+def _check_in_process(engine: engines.Engine, checkpoint: Path | str | None) -> None:
+    if engine != engines.LocalEngine():
+        raise engines.EngineError(
+            "corpora in memory are counted in this process, not by workers or on Ray",
+            hint="use the default engine, or save the data to files (e.g. df.to_parquet) and scan those",
+        )
+    if checkpoint is not None:
+        raise InputError(
+            "corpora in memory cannot be checkpointed: a resumed scan could not tell they are the same",
+            hint="drop checkpoint, or save the data to files and scan those",
+        )
+
+
+def _identity(loaded: LoadedModel, policy: SpecialTokenPolicy, options: ReadOptions, sources: list[Source]) -> dict:
+    """What a checkpoint must match to be resumed: everything that decides the counts."""
+    return {
+        "tool_version": __version__,
+        "engine": tokenizers_version(),
+        "tokenizer": loaded.vocab.fingerprint,
+        "policy": policy.to_dict(),
+        "read_options": read_options_dict(options),
+        "sources": [[s.path, s.format, s.compression, s.size] for s in sources],
+    }
+
+
+def read_options_dict(options: ReadOptions) -> dict:
+    """The read options that decide the counts, as a profile and a checkpoint record them."""
+    return {
+        "text_fields": list(options.text_fields),
+        "text_unit": options.text_unit,
+        "input_format": options.input_format,
+    }
