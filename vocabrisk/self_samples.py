@@ -2,16 +2,17 @@
 
 Ancestral sampling (temperature 1, nothing cut; EOS sampled like any token, as documents follow
 one another in packed pretraining) draws from the model's own distribution, so the token counts
-of its samples estimate how much it relies on each token. The sampler is the one `vocabrisk
-verify` uses for old text when none is given; its ids are counted directly, with no decode and
-re-encode. Counts are cached per model and settings
-under `$VOCABRISK_CACHE` (default `~/.cache/vocabrisk`), since sampling a large model is the
-slow part. Needs torch and transformers (`pip install 'vocabrisk[verify]'`).
+of its samples estimate how much it relies on each token. `self_generated` is also the sampler
+`vocabrisk verify` uses for old text when none is given; here its ids are counted directly,
+with no decode and re-encode. Counts are cached per model and settings under
+`$VOCABRISK_CACHE` (default `~/.cache/vocabrisk`), since sampling a large model is the slow
+part. Needs torch and transformers (`pip install 'vocabrisk[verify]'`), imported only to sample.
 """
 
 from __future__ import annotations
 
 import hashlib
+import inspect
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,8 +66,6 @@ def self_sample_counts(files: ModelFiles, vocab_size: int, start_id: int, plan: 
 def _generate_counts(files: ModelFiles, vocab_size: int, start_id: int, plan: SamplingPlan) -> np.ndarray:
     try:
         from transformers import AutoModelForCausalLM
-
-        from vocabrisk.verify.data import self_generated
     except ImportError as exc:
         raise ModelError(
             "a prior from self-generated samples needs torch and transformers",
@@ -81,3 +80,27 @@ def _generate_counts(files: ModelFiles, vocab_size: int, start_id: int, plan: Sa
         ids = ids[:, 1:].reshape(-1).numpy()  # the start token was given, not sampled
         counts += np.bincount(ids[ids < vocab_size], minlength=vocab_size)
     return counts
+
+
+def self_generated(model, start_id: int, count: int, seq_len: int, seed: int, device: str):
+    """Samples of the base model's own distribution (temperature 1, nothing cut), shape (count, seq_len).
+
+    With no old data at all these stand in for it: their loss after training measures what the
+    model lost of what it used to produce. EOS is sampled like any token (documents follow
+    one another as in packed pretraining), which `generate` would treat as a stop.
+    """
+    import torch
+
+    generator = torch.Generator(device=device).manual_seed(seed)
+    model.eval()
+    ids = torch.full((count, 1), start_id, dtype=torch.long, device=device)
+    # transformers 5 renamed `past_key_values` to `cache`; take whichever this version has.
+    name = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+    step_input, past = ids, None
+    with torch.no_grad():
+        for _ in range(seq_len - 1):
+            out = model(input_ids=step_input, use_cache=True, **{name: past})
+            past = out[name]
+            step_input = torch.multinomial(out.logits[:, -1].float().softmax(-1), 1, generator=generator)
+            ids = torch.cat([ids, step_input], dim=1)
+    return ids.cpu()

@@ -8,7 +8,6 @@ model's bundled sample, else samples the base model generates itself before trai
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,7 @@ import torch
 from vocabrisk.corpus import Document, ReadOptions, discover, read_source
 from vocabrisk.counting import SpecialTokenPolicy, TokenCounter
 from vocabrisk.errors import InputError
-from vocabrisk.scan import LoadedModel
+from vocabrisk.model.loaded import LoadedModel
 
 HELDOUT_MIN_DOCUMENTS = 20
 
@@ -104,28 +103,6 @@ def sample_batch(stream: torch.Tensor, batch: int, seq_len: int, generator: torc
     """Random windows of the stream, as one training batch."""
     starts = torch.randint(0, len(stream) - seq_len + 1, (batch, 1), generator=generator)
     return stream[starts + torch.arange(seq_len)]
-
-
-@torch.no_grad()
-def self_generated(model, start_id: int, count: int, seq_len: int, seed: int, device: str) -> torch.Tensor:
-    """Samples of the base model's own distribution (temperature 1, nothing cut), shape (count, seq_len).
-
-    With no old data at all these stand in for it: their loss after training measures what the
-    model lost of what it used to produce. EOS is sampled like any token (documents follow
-    one another as in packed pretraining), which `generate` would treat as a stop.
-    """
-    generator = torch.Generator(device=device).manual_seed(seed)
-    model.eval()
-    ids = torch.full((count, 1), start_id, dtype=torch.long, device=device)
-    # transformers 5 renamed `past_key_values` to `cache`; take whichever this version has.
-    name = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
-    step_input, past = ids, None
-    for _ in range(seq_len - 1):
-        out = model(input_ids=step_input, use_cache=True, **{name: past})
-        past = out[name]
-        step_input = torch.multinomial(out.logits[:, -1].float().softmax(-1), 1, generator=generator)
-        ids = torch.cat([ids, step_input], dim=1)
-    return ids.cpu()
 
 
 def write_text(path: Path, texts: list[str]) -> Path:

@@ -23,10 +23,12 @@ from vocabrisk.advice import head_epsilon
 from vocabrisk.corpus import ReadOptions
 from vocabrisk.counting import SpecialTokenPolicy
 from vocabrisk.errors import InputError, ModelError
+from vocabrisk.model.loaded import LoadedModel, load_model
 from vocabrisk.risk import never_seen_share, unigram_kl
-from vocabrisk.scan import LoadedModel, load_model, scan
+from vocabrisk.scan import scan
+from vocabrisk.self_samples import self_generated
 from vocabrisk.summary import Summary
-from vocabrisk.verify.data import load_streams, self_generated, windows, write_text
+from vocabrisk.verify.data import load_streams, windows, write_text
 from vocabrisk.verify.epsilon import measured_head_eps
 from vocabrisk.verify.measure import Evaluator, effects, head_inputs, head_matrix, measure_run
 from vocabrisk.verify.metrics import auroc, precision_at_k, spearman, top_share
@@ -207,11 +209,8 @@ def _generated_reference(base, loaded: LoadedModel, config: VerifyConfig, folder
     """Old text sampled from the base model, and a file of it for the scan's prior."""
     from tokenizers import Tokenizer
 
-    start = loaded.eos_id if loaded.eos_id is not None else (loaded.files.config or {}).get("bos_token_id")
-    if start is None:
-        raise ModelError(f"{loaded.files.name}: no EOS or BOS token to start samples from", hint="pass --reference")
     tc = config.train
-    samples = self_generated(base, start, config.eval_windows, tc.seq_len, tc.seed, tc.device)
+    samples = self_generated(base, loaded.start_id, config.eval_windows, tc.seq_len, tc.seed, tc.device)
     texts = Tokenizer.from_file(str(loaded.files.tokenizer_json)).decode_batch(samples.tolist())
     path = write_text(folder / "self-generated.txt", texts)
     return samples, [str(path)], f"self-generated: {len(samples)} samples of {tc.seq_len} tokens"
