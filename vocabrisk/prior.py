@@ -48,7 +48,7 @@ class Prior:
 def choose_prior(
     loaded: LoadedModel,
     policy: SpecialTokenPolicy,
-    reference: Sequence[str] | Profile | str | object | None = AUTO,
+    reference: Sequence[str] | Profile | str | None = AUTO,
     prior: str = AUTO,
     engine: engines.Engine | None = None,
 ) -> Prior:
