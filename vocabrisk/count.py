@@ -15,12 +15,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from vocabrisk import engines
 from vocabrisk._version import __version__
 from vocabrisk.corpus import ReadOptions, Skipped, Source, discover
 from vocabrisk.corpus.memory import MemorySource, is_data, memory_source
 from vocabrisk.counting import SpecialTokenPolicy
 from vocabrisk.counting.encoder import tokenizers_version
+from vocabrisk.engines import Checkpoint, CountJob, Engine, EngineError, LocalEngine, Merged, Shard, count_corpus
 from vocabrisk.engines.progress import ScanProgress
 from vocabrisk.engines.shards import describe, strict_error
 from vocabrisk.errors import InputError, ModelError
@@ -32,9 +32,9 @@ from vocabrisk.skips import SkipTally
 class Counted:
     """The merged counts of some inputs, their sources in discovery order, and what was skipped."""
 
-    merged: engines.Merged
+    merged: Merged
     sources: list[Source]
-    shards: list[engines.Shard]
+    shards: list[Shard]
     skips: SkipTally
     skipped: list[Skipped]  # examples: discovery's, then each shard's first, in discovery order
 
@@ -52,7 +52,7 @@ def count_inputs(
     *,
     read_options: ReadOptions,
     policy: SpecialTokenPolicy,
-    engine: engines.Engine,
+    engine: Engine,
     strict: bool = False,
     progress: ScanProgress | None = None,
     checkpoint: Path | str | None = None,
@@ -74,8 +74,8 @@ def count_inputs(
         sources += in_memory
     if strict and skipped:
         raise strict_error(skipped[0])
-    shards = [engines.Shard(index, source) for index, source in enumerate(sources)]
-    job = engines.CountJob.for_tokenizer(
+    shards = [Shard(index, source) for index, source in enumerate(sources)]
+    job = CountJob.for_tokenizer(
         loaded.files.tokenizer_json,
         vocab_size=loaded.vocab.size,
         policy=policy,
@@ -86,11 +86,11 @@ def count_inputs(
     saved = None
     if checkpoint is not None:
         identity = _identity(loaded, policy, read_options, sources)
-        saved = engines.Checkpoint.open(checkpoint, identity, shards, loaded.vocab.size, resume)
+        saved = Checkpoint.open(checkpoint, identity, shards, loaded.vocab.size, resume)
     if progress:
         sizes = [s.size for s in sources]
         progress.start(None if None in sizes else sum(sizes), len(sources))
-    merged = engines.count_corpus(job, shards, engine, saved, progress)
+    merged = count_corpus(job, shards, engine, saved, progress)
 
     skips = SkipTally.of(skipped) + merged.skips
     skipped += merged.skip_examples()
@@ -114,9 +114,9 @@ def split_inputs(inputs) -> tuple[list[str], list[MemorySource]]:
     return paths, [memory_source(each, number) for number, each in enumerate(data, 1)]
 
 
-def _check_in_process(engine: engines.Engine, checkpoint: Path | str | None) -> None:
-    if engine != engines.LocalEngine():
-        raise engines.EngineError(
+def _check_in_process(engine: Engine, checkpoint: Path | str | None) -> None:
+    if engine != LocalEngine():
+        raise EngineError(
             "corpora in memory are counted in this process, not by workers or on Ray",
             hint="use the default engine, or save the data to files (e.g. df.to_parquet) and scan those",
         )

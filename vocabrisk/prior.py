@@ -20,13 +20,13 @@ from pathlib import Path
 
 import numpy as np
 
-from vocabrisk import engines
 from vocabrisk.corpus import Document, ReadOptions, discover, read_source
 from vocabrisk.count import count_inputs, split_inputs
 from vocabrisk.counting import SpecialTokenPolicy
+from vocabrisk.engines import CountJob, Engine, LocalEngine
 from vocabrisk.errors import InputError, ModelError, ProfileError
-from vocabrisk.old_text import OLD_TEXT_TOKENS, OldText
 from vocabrisk.model.loaded import LoadedModel
+from vocabrisk.old_text import OLD_TEXT_TOKENS, OldText
 from vocabrisk.prior_formulas import counts_prior, head_prior
 from vocabrisk.profile import Profile
 from vocabrisk.self_samples import SamplingPlan, self_sample_counts
@@ -50,7 +50,7 @@ def choose_prior(
     policy: SpecialTokenPolicy,
     reference: Sequence[str] | Profile | str | None = AUTO,
     prior: str = AUTO,
-    engine: engines.Engine | None = None,
+    engine: Engine | None = None,
 ) -> Prior:
     """The prior `reference` and `prior` choose, as `vocabrisk.scan` documents them.
 
@@ -89,7 +89,7 @@ def _make(loaded: LoadedModel, policy: SpecialTokenPolicy, reference, prior: str
         return Prior(loaded.vocab.tokenizer_prior, "tokenizer")
     if isinstance(reference, Profile):
         return _from_profile(loaded, reference)
-    return _from_text(loaded, policy, reference, engine or engines.LocalEngine())
+    return _from_text(loaded, policy, reference, engine or LocalEngine())
 
 
 def _from_profile(loaded: LoadedModel, reference: Profile) -> Prior:
@@ -102,7 +102,7 @@ def _from_profile(loaded: LoadedModel, reference: Profile) -> Prior:
     return _from_counts(reference.counts.counts, names, reference.total_tokens, reference.old_text)
 
 
-def _from_text(loaded: LoadedModel, policy: SpecialTokenPolicy, reference, engine: engines.Engine) -> Prior:
+def _from_text(loaded: LoadedModel, policy: SpecialTokenPolicy, reference, engine: Engine) -> Prior:
     old_text = read_old_text(reference, loaded, policy)
     counted = count_inputs(reference, loaded, read_options=ReadOptions(), policy=policy, engine=engine)
     counts = counted.merged.counts
@@ -122,7 +122,7 @@ def read_old_text(paths: Sequence[str], loaded: LoadedModel, policy: SpecialToke
     """
     paths, in_memory = split_inputs(paths)
     sources = (discover(paths, ReadOptions())[0] if paths else []) + in_memory
-    job = engines.CountJob.for_tokenizer(
+    job = CountJob.for_tokenizer(
         loaded.files.tokenizer_json,
         vocab_size=loaded.vocab.size,
         policy=policy,

@@ -11,11 +11,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from vocabrisk import engines
 from vocabrisk.corpus import ReadOptions, Skipped
 from vocabrisk.count import count_inputs, read_options_dict
 from vocabrisk.counting import SpecialTokenPolicy
 from vocabrisk.counting.encoder import tokenizers_version
+from vocabrisk.engines import Engine, LocalEngine
 from vocabrisk.engines.progress import ScanProgress
 from vocabrisk.model.loaded import LoadedModel, load_model
 from vocabrisk.prior import AUTO, choose_prior
@@ -34,7 +34,7 @@ def scan(
     progress: ScanProgress | None = None,
     reference: Sequence[str] | Profile | str | None = AUTO,
     prior: str = AUTO,
-    engine: engines.Engine | None = None,
+    engine: Engine | None = None,
     checkpoint: Path | str | None = None,
     resume: bool = False,
 ) -> Profile:
@@ -67,7 +67,7 @@ def scan(
     if text_field is not None:
         read_options = replace(read_options, text_fields=text_field)
     policy = policy or SpecialTokenPolicy()
-    engine = engine or engines.LocalEngine()
+    engine = engine or LocalEngine()
     loaded = model if isinstance(model, LoadedModel) else load_model(model)
     counted = count_inputs(
         inputs,
