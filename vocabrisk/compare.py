@@ -9,9 +9,10 @@ import numpy as np
 
 from vocabrisk.errors import ProfileError
 from vocabrisk.inputs import profile_or_corpus
+from vocabrisk.model.loaded import LoadedModel, load_model
 from vocabrisk.plan import TrainingPlan
 from vocabrisk.profile import Profile
-from vocabrisk.scan import LoadedModel, load_model, scan
+from vocabrisk.scan import scan
 from vocabrisk.summary import Summary
 
 DIFF_TOKENS = 15

@@ -23,8 +23,10 @@ from vocabrisk.counting import SpecialTokenPolicy
 from vocabrisk.engines import Engine, engine_for
 from vocabrisk.errors import InputError, UsageError
 from vocabrisk.inputs import profile_or_corpus
+from vocabrisk.model.loaded import LoadedModel, load_model
+from vocabrisk.prior import AUTO
 from vocabrisk.profile import Profile, is_profile
-from vocabrisk.scan import AUTO, LoadedModel, load_model, scan
+from vocabrisk.scan import scan
 
 DEFAULT_MODEL = "demo"
 
