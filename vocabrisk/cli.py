@@ -26,12 +26,11 @@ from vocabrisk.cli_options import (
     verify_options,
     verify_run_options,
 )
-from vocabrisk.cli_output import DEBUG, log_lines, progress_bar, report_console, report_errors
+from vocabrisk.cli_output import DEBUG, check_outputs, log_lines, progress_bar, report_console, report_errors
 from vocabrisk.compare import diff, rank
 from vocabrisk.config import load_config, training_plan
 from vocabrisk.corpus.hf_stream import input_for
 from vocabrisk.errors import VocabriskError
-from vocabrisk.outputs import check_outputs
 from vocabrisk.profile import Profile
 from vocabrisk.summary import Summary
 

@@ -12,12 +12,15 @@ import contextlib
 import functools
 import os
 import sys
+from pathlib import Path
 
 import click
 from rich.console import Console
 from rich.markup import escape as escape_markup
 
 from vocabrisk.errors import UsageError, VocabriskError
+from vocabrisk.outputs import check_writable
+from vocabrisk.profile import check_profile_target
 
 EXIT_INPUT_ERROR = 2  # bad input, usage or any other error: the command could not do its job
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped with Ctrl-C
@@ -87,3 +90,17 @@ def progress_bar(quiet: bool):
     from vocabrisk.report.progress import RichScanProgress
 
     return functools.partial(RichScanProgress, console)
+
+
+def check_outputs(out: Path | str | None = None, force: bool = False, reports=(), checkpoint=None) -> None:
+    """Every output of a command checked before any input is read, so a long run never ends unable to save.
+
+    OUT is a profile folder (replaced only with FORCE), REPORTS are files ("-" is stdout), CHECKPOINT a folder.
+    """
+    if out:
+        check_profile_target(out, force)
+    for path in reports:
+        if path != "-":
+            check_writable(path, "report")
+    if checkpoint:
+        check_writable(checkpoint, "checkpoint folder", folder=True)

@@ -29,7 +29,7 @@ from vocabrisk.errors import ProfileError
 from vocabrisk.groups import UNUSED
 from vocabrisk.model.head import HeadInfo
 from vocabrisk.old_text import OldText
-from vocabrisk.outputs import atomic_folder
+from vocabrisk.outputs import OutputError, atomic_folder, check_writable
 from vocabrisk.skips import MAX_SKIP_EXAMPLES, SkipTally
 
 if TYPE_CHECKING:
@@ -347,3 +347,25 @@ class Profile:
 def is_profile(path: Path | str) -> bool:
     path = Path(path)
     return path.is_dir() and (path / PROFILE_JSON).exists()
+
+
+def check_profile_target(folder: Path | str, force: bool) -> None:
+    """Refuse, before any input is read, to write a profile where it cannot go or would replace one.
+
+    An existing profile (a gate's baseline, say) is replaced only with `force`; a folder
+    holding anything else is never replaced.
+    """
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise OutputError(f"{folder}: exists and is a file, not a profile folder", hint="choose another --out")
+    if is_profile(folder) and not force:
+        raise OutputError(
+            f"{folder}: a saved profile is already there; refusing to overwrite it",
+            hint="add --force to replace it, or choose another --out",
+        )
+    if folder.is_dir() and not is_profile(folder) and any(folder.iterdir()):
+        raise OutputError(
+            f"{folder}: exists and is not a vocabrisk profile; refusing to overwrite it",
+            hint="choose an empty or new --out folder",
+        )
+    check_writable(folder, "profile folder", folder=True)
