@@ -20,18 +20,21 @@ LAYERS: list[tuple[str, list[str]]] = [
         "inputs: reading corpora, counting with a tokenizer, a model's files",
         ["corpus", "corpus.*", "counting", "counting.*", "skips", "model", "model.*"],
     ),
-    ("vocabulary facts and the prior formulas", ["groups", "prior_formulas", "facts"]),
+    ("vocabulary facts, the prior formulas, old text", ["groups", "prior_formulas", "facts", "old_text"]),
     ("the loaded model and the text it writes", ["model.loaded", "self_samples"]),
     ("where counting runs", ["engines", "engines.*"]),
     ("inputs counted", ["count"]),
-    ("the profile", ["profile"]),
+    ("the profile, and whether an input is a saved one", ["profile", "inputs"]),
     ("the prior of a run", ["prior"]),
     ("scan: counts and prior assembled into a profile", ["scan"]),
     ("what a profile says", ["risk", "forecast", "summary"]),
     ("decisions", ["compare", "gate", "advice", "calibrate"]),
     ("reports", ["report.*"]),
-    ("configuration and the torch-backed checks", ["config", "verify", "verify.*", "integrations"]),
-    ("entry points", ["cli", ""]),  # "" is the package itself: `vocabrisk/__init__.py`
+    (
+        "settings of a command, and the torch-backed checks",
+        ["config", "settings", "verify", "verify.*", "integrations"],
+    ),
+    ("entry points", ["cli", "cli_options", "cli_output", ""]),  # "" is the package itself: `vocabrisk/__init__.py`
 ]
 
 
