@@ -29,7 +29,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("scan: counts and prior assembled into a profile", ["scan"]),
     ("what a profile says", ["risk", "forecast", "summary"]),
     ("decisions", ["compare", "gate", "advice", "calibrate"]),
-    ("reports", ["report.*"]),
+    ("reports", ["report", "report.*"]),
     (
         "settings of a command, and the torch-backed checks",
         ["config", "settings", "verify", "verify.*", "integrations"],

@@ -146,9 +146,9 @@ def _advice_panel(advice: Advice) -> Panel:
 def render_rank(ranked: Sequence[Named], console: Console) -> None:
     table = _table(
         "Candidates, least surprising first (unigram KL: the best-validated ranking)",
-        [("#", "right"), ("candidate", "left"), ("tokens", "right"), ("skipped", "right"), ("forecast (nats), band", "right"),
-         ("starved", "right"), ("never seen", "right"), ("unigram KL", "right"), ("starved usage", "right"),
-         ("epochs", "right"), ("risk sits in", "left")],
+        [("#", "right"), ("candidate", "left"), ("tokens", "right"), ("skipped", "right"),
+         ("forecast (nats), band", "right"), ("starved", "right"), ("never seen", "right"), ("unigram KL", "right"),
+         ("starved usage", "right"), ("epochs", "right"), ("risk sits in", "left")],
     )  # fmt: skip
     names = table.columns[1]  # a candidate's name is what the order is for: never cut to an ellipsis
     names.min_width, names.overflow = min(32, max(len(c.name) for c in ranked)), "fold"
