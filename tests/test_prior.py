@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from safetensors.numpy import save_file
 
 import vocabrisk.prior
-from vocabrisk import TrainingPlan, rank, scan
+from vocabrisk import Summary, TrainingPlan, rank, scan
 from vocabrisk.cli import main
 from vocabrisk.model import load_vocabulary, locate_head, resolve_model
 from vocabrisk.model.loaded import load_model
@@ -140,3 +140,18 @@ def test_the_rank_command_reads_the_head_once_for_all_its_candidates(tmp_path, m
     assert result.exit_code == 0, result.output
     assert len(json.loads(result.stdout)["candidates"]) == 10
     assert len(head_reads) == 1
+
+
+def test_a_reference_gives_the_same_prior_and_forecast_from_the_cli_as_from_the_api(tmp_path):
+    """The CLI's --reference is read as the API reads it: same prior, same old text, same forecast."""
+    corpus, reference = SAMPLES / "german-dialogue.jsonl.gz", SAMPLES / "python-code.jsonl"
+    result = CliRunner().invoke(
+        main, ["scan", str(corpus), "--reference", str(reference), "--text-field", "text", "--format", "json"]
+    )
+    assert result.exit_code == 0, result.output
+    shown = json.loads(result.output)
+    profile = scan([str(corpus)], "demo", reference=[str(reference)], text_field="text")
+    summary = Summary.of(profile)
+    assert profile.old_text is not None and profile.prior_source.startswith("reference: python-code.jsonl")
+    assert shown["risk"]["score"] == summary.risk.score
+    assert shown["forecast"]["total_nats"] == summary.forecast.total

@@ -51,21 +51,25 @@ def choose_prior(
     reference: Sequence[str] | Profile | str | None = AUTO,
     prior: str = AUTO,
     engine: Engine | None = None,
+    read_options: ReadOptions | None = None,
 ) -> Prior:
     """The prior `reference` and `prior` choose, as `vocabrisk.scan` documents them.
 
-    Made once per model and choice in a run; a reference given as a `Profile` or as data in
-    memory is used as it is each time (it has been read already).
+    A reference given as paths is read with `read_options`, as the corpus is (the model's
+    bundled reference with the defaults). Made once per model and choice in a run; a reference
+    given as a `Profile` or as data in memory is used as it is each time (it has been read already).
     """
+    read_options = read_options or ReadOptions()
     if reference is not None and not isinstance(reference, str | list | tuple):  # a Profile, a DataFrame, ...
-        return _make(loaded, policy, reference, prior, engine)
+        return _make(loaded, policy, reference, prior, engine, read_options)
     key = (prior, reference if reference is None or isinstance(reference, str) else tuple(reference), policy)
+    key += (read_options,) if key[1] not in (None, AUTO) else ()
     if key not in loaded.priors:
-        loaded.priors[key] = _make(loaded, policy, reference, prior, engine)
+        loaded.priors[key] = _make(loaded, policy, reference, prior, engine, read_options)
     return loaded.priors[key]
 
 
-def _make(loaded: LoadedModel, policy: SpecialTokenPolicy, reference, prior: str, engine) -> Prior:
+def _make(loaded: LoadedModel, policy: SpecialTokenPolicy, reference, prior: str, engine, read_options) -> Prior:
     if prior not in PRIORS:
         raise ValueError(f"prior must be one of {', '.join(PRIORS)}, not {prior!r}")
     auto = isinstance(reference, str) and reference == AUTO  # `==` on a DataFrame compares elementwise
@@ -81,6 +85,7 @@ def _make(loaded: LoadedModel, policy: SpecialTokenPolicy, reference, prior: str
         reference = None
     elif auto:
         reference = [str(loaded.bundled_reference)] if loaded.bundled_reference else None
+        read_options = ReadOptions()
     elif isinstance(reference, str):
         reference = [reference]
     if reference is None and loaded.head is not None and prior != "tokenizer":
@@ -89,7 +94,7 @@ def _make(loaded: LoadedModel, policy: SpecialTokenPolicy, reference, prior: str
         return Prior(loaded.vocab.tokenizer_prior, "tokenizer")
     if isinstance(reference, Profile):
         return _from_profile(loaded, reference)
-    return _from_text(loaded, policy, reference, engine or LocalEngine())
+    return _from_text(loaded, policy, reference, engine or LocalEngine(), read_options)
 
 
 def _from_profile(loaded: LoadedModel, reference: Profile) -> Prior:
@@ -102,9 +107,9 @@ def _from_profile(loaded: LoadedModel, reference: Profile) -> Prior:
     return _from_counts(reference.counts.counts, names, reference.total_tokens, reference.old_text)
 
 
-def _from_text(loaded: LoadedModel, policy: SpecialTokenPolicy, reference, engine: Engine) -> Prior:
-    old_text = read_old_text(reference, loaded, policy)
-    counted = count_inputs(reference, loaded, read_options=ReadOptions(), policy=policy, engine=engine)
+def _from_text(loaded: LoadedModel, policy: SpecialTokenPolicy, reference, engine: Engine, read_options) -> Prior:
+    old_text = read_old_text(reference, loaded, policy, read_options)
+    counted = count_inputs(reference, loaded, read_options=read_options, policy=policy, engine=engine)
     counts = counted.merged.counts
     return _from_counts(counts.counts, [s.path for s in counted.sources], counts.tokens, old_text)
 
@@ -114,25 +119,28 @@ def _from_counts(counts: np.ndarray, paths: list[str], tokens: int, old_text: Ol
     return Prior(counts_prior(counts), f"reference: {names} ({tokens:,} tokens)", counts, old_text)
 
 
-def read_old_text(paths: Sequence[str], loaded: LoadedModel, policy: SpecialTokenPolicy) -> OldText | None:
+def read_old_text(
+    paths: Sequence[str], loaded: LoadedModel, policy: SpecialTokenPolicy, read_options: ReadOptions | None = None
+) -> OldText | None:
     """Token ids of the reference text, document by document, up to OLD_TEXT_TOKENS.
 
     Documents are read in order until the budget is spent: the old text the forecast reads is
     a prefix of the reference, which for a shuffled or varied reference is a fair sample.
     """
+    read_options = read_options or ReadOptions()
     paths, in_memory = split_inputs(paths)
-    sources = (discover(paths, ReadOptions())[0] if paths else []) + in_memory
+    sources = (discover(paths, read_options)[0] if paths else []) + in_memory
     job = CountJob.for_tokenizer(
         loaded.files.tokenizer_json,
         vocab_size=loaded.vocab.size,
         policy=policy,
         eos_id=loaded.eos_id,
-        read_options=ReadOptions(),
+        read_options=read_options,
     )
     counter = job.counter()  # the process's counter for this tokenizer: no second load
     documents, tokens = [], 0
     for source in sources:
-        for item in read_source(source, ReadOptions()):
+        for item in read_source(source, read_options):
             if not isinstance(item, Document):
                 continue
             ids = counter.encode([item.text])[0]

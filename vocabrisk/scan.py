@@ -50,7 +50,9 @@ def scan(
     corpora are counted in this process, after the files.
 
     `reference` is text in the base model's own distribution (paths, or a saved profile):
-    its counts become the prior of how much the base model relies on each token. By default
+    its counts become the prior of how much the base model relies on each token (paths are
+    read with the corpus's `read_options`), and its first 20k tokens the old text the forecast
+    reads. By default
     a model's bundled reference sample is used where it has one (the demo model does), else
     a data-free prior from the head (or, without weights, the tokenizer); `None` forces the
     data-free prior. `prior` picks one source instead: "head", "tokenizer", or
@@ -80,7 +82,7 @@ def scan(
         checkpoint=checkpoint,
         resume=resume,
     )
-    chosen = choose_prior(loaded, policy, reference, prior, engine)
+    chosen = choose_prior(loaded, policy, reference, prior, engine, read_options)
     vocab = loaded.vocab
     return Profile.from_arrays(
         counts=counted.merged.counts,

@@ -22,9 +22,9 @@ from vocabrisk.corpus import ReadOptions
 from vocabrisk.counting import SpecialTokenPolicy
 from vocabrisk.engines import Engine, engine_for
 from vocabrisk.errors import InputError, UsageError
-from vocabrisk.inputs import profile_or_corpus
+from vocabrisk.inputs import profile_or_corpus, saved_profile
 from vocabrisk.model.loaded import LoadedModel, load_model
-from vocabrisk.prior import AUTO
+from vocabrisk.prior import AUTO, choose_prior
 from vocabrisk.profile import Profile, is_profile
 from vocabrisk.scan import scan
 
@@ -72,14 +72,19 @@ class ScanSettings:
         return engine_for(self.engine, self.workers, self.address)
 
     @cached_property
-    def prior_reference(self) -> Profile | str:
-        """The --reference profile whose counts make the prior, or AUTO (the model's own choice) when none is given."""
-        return self.counts_of(self.reference, "--reference") if self.reference else AUTO
+    def prior_reference(self) -> Profile | list[str] | str:
+        """What makes the prior: the --reference saved profile, or the --reference text (read with the corpus's
+        options, once per command, its start kept as the forecast's old text, as the API does), or AUTO."""
+        if not self.reference:
+            return AUTO
+        self._check_found(self.reference, "--reference")
+        folder = saved_profile(self.reference)
+        return Profile.load(folder) if folder else list(self.reference)
 
     def ready(self) -> ScanSettings:
         """Load the model, start the engine and count the reference now, so a bad one fails before any corpus."""
-        for prepared in ("loaded", "counting_engine", "prior_reference"):
-            getattr(self, prepared)
+        loaded, reference = self.loaded, self.prior_reference
+        choose_prior(loaded, self.policy, reference, self.prior, self.counting_engine, self.read_options)
         return self
 
     def scan(self, inputs: str | Sequence[str], checkpoint: str | None = None, resume: bool = False) -> Profile:
@@ -91,11 +96,15 @@ class ScanSettings:
         return profile_or_corpus(inputs, functools.partial(self.scan, checkpoint=checkpoint, resume=resume))
 
     def counts_of(self, inputs: Sequence[str], option: str) -> Profile:
-        """A --reference or --mix: the saved profile INPUTS name, or the counts of a corpus with no prior of its own."""
+        """A --mix corpus: the saved profile INPUTS name, or the counts of a corpus with no prior of its own."""
+        self._check_found(inputs, option)
+        return profile_or_corpus(inputs, functools.partial(self._count, reference=None, prior="tokenizer"))
+
+    @staticmethod
+    def _check_found(inputs: Sequence[str], option: str) -> None:
         for path in inputs:
             if "://" not in path and path != "-" and not glob.has_magic(path) and not os.path.exists(path):
                 raise InputError(f"{option} {path}: not found", hint=f"check the path given to {option}")
-        return profile_or_corpus(inputs, functools.partial(self._count, reference=None, prior="tokenizer"))
 
     def old_text(self) -> list[str] | None:
         """--reference as the old text `verify` measures forgetting on (None: the model's own); it decides the prior."""
