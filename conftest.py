@@ -5,7 +5,18 @@ docstrings are not collected (CI's torch environment runs them).
 """
 
 import importlib.util
+from pathlib import Path
+
+import pytest
+from _pytest.doctest import DoctestItem
 
 collect_ignore_glob = []
 if importlib.util.find_spec("torch") is None:
     collect_ignore_glob += ["vocabrisk/verify/*.py", "vocabrisk/integrations.py"]
+
+
+@pytest.fixture(autouse=True)
+def _doctests_run_at_the_repo_root(request, monkeypatch):
+    """The examples name `sample_corpora/` as a user in a clone would: from the repository's root."""
+    if isinstance(request.node, DoctestItem):
+        monkeypatch.chdir(Path(__file__).parent)

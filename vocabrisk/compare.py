@@ -74,8 +74,9 @@ def rank(
     Each candidate is one corpus (a file, folder or glob) or a `Profile`. `scan_candidate`
     replaces the default `scan([candidate], model)`, e.g. to pass read options or a reference.
 
-    >>> ranked = rank(["sample_corpora/korean-notes.txt", "sample_corpora/"], "demo")  # doctest: +SKIP
-    >>> [r.name for r in ranked]  # doctest: +SKIP
+    >>> ranked = rank(["sample_corpora/korean-notes.txt", "sample_corpora/"], "demo")
+    >>> [(r.name, round(r.unigram_kl, 2)) for r in ranked]
+    [('sample_corpora/', 0.36), ('sample_corpora/korean-notes.txt', 2.57)]
     """
     plan = plan or TrainingPlan()
     if scan_candidate is None:

@@ -7,10 +7,11 @@ rows, risk carried by one token group) or relative to a baseline profile of the 
 was, so that a change to the data that raises the risk fails the build even where the
 absolute level is accepted.
 
->>> from vocabrisk import scan, Summary
->>> result = evaluate(Summary.of(scan(["sample_corpora/"], "demo")), Thresholds(max_risk=0.1))  # doctest: +SKIP
->>> result.passed, result.exit_code  # doctest: +SKIP
-(True, 0)
+>>> from vocabrisk import Summary, Thresholds, evaluate, scan
+>>> summary = Summary.of(scan(["sample_corpora/"], "demo"))
+>>> result = evaluate(summary, Thresholds(max_risk=0.1))
+>>> round(summary.risk.score, 3), result.passed, result.exit_code
+(0.054, True, 0)
 """
 
 from __future__ import annotations
