@@ -51,16 +51,11 @@ class VocabularyFacts:
 
     @classmethod
     def of(cls, vocab: Vocabulary) -> VocabularyFacts:
+        as_they_are = ("fingerprint", "model_type", "truncation", "padding", "added", "size", "special_mask")
         return cls(
-            fingerprint=vocab.fingerprint,
-            model_type=vocab.model_type,
-            truncation=vocab.truncation,
-            padding=vocab.padding,
-            added=vocab.added,
-            size=vocab.size,
+            **{name: getattr(vocab, name) for name in as_they_are},
             readable=vocab.readables,
             groups=token_groups(vocab),
-            special_mask=vocab.special_mask,
             tokenizer_prior=tokenizer_prior(vocab),
             pieces_json=json.dumps(vocab.pieces, ensure_ascii=False).encode("utf-8"),
         )

@@ -11,7 +11,7 @@ is, so the numbers are the same to the last bit whichever way the rows are group
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -65,9 +65,6 @@ class GroupRisk:
     base_share: float
     risk: float
 
-    def to_dict(self) -> dict:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
 class TokenAtRisk:
@@ -79,9 +76,6 @@ class TokenAtRisk:
     count: int
     base_share: float
     exposure: float
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -96,9 +90,6 @@ class UsageBand:
     never_seen: int
     base_share: float
     risk: float
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -219,17 +210,8 @@ class Summary:
             )
             .head(TOP_TOKENS)
         )
-        return [
-            TokenAtRisk(
-                token_id=row["token_id"],
-                token=row["token"],
-                group=row["group"],
-                count=row["count"],
-                base_share=row["base_share"],
-                exposure=row["exposure"],
-            )
-            for row in top.iter_rows(named=True)
-        ]
+        columns = [f.name for f in fields(TokenAtRisk)]
+        return [TokenAtRisk(**row) for row in top.select(columns).iter_rows(named=True)]
 
     @cached_property
     def top_at_risk_ties(self) -> int:
@@ -330,8 +312,8 @@ class Summary:
             "starved_rows": c.starved_rows,
             "forecast": self.forecast.to_dict(),
             "risk": self.risk_dict(),
-            "groups": [g.to_dict() for g in self.groups],
-            "top_at_risk": [t.to_dict() for t in self.top_at_risk],
+            "groups": [asdict(g) for g in self.groups],
+            "top_at_risk": [asdict(t) for t in self.top_at_risk],
             "top_at_risk_ties": self.top_at_risk_ties,
             "policy": p.policy,
             "read_options": p.read_options,
