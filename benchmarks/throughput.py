@@ -37,7 +37,7 @@ VENVS = {
     "0.23": ["tokenizers==0.23.3", "datatrove==0.10.1"],
     "1.0": ["tokenizers==1.0.0rc3"],
 }
-COMMON = ["numpy", "safetensors", "pyarrow", "zstandard", "huggingface_hub", "rich", "click"]
+COMMON = ["numpy", "safetensors", "pyarrow", "polars", "zstandard", "huggingface_hub", "rich", "click"]
 BIG_TOKENIZER = Path(__file__).with_name(".cache") / "bpe-150k"  # git-ignored; built once by bench_tokenizer.py
 
 
