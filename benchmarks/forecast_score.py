@@ -52,8 +52,8 @@ class Base:
     """One base model's suite, runs and the per-run inputs the forecast reads."""
 
     def __init__(self, name: str, log) -> None:
+        from vocabrisk import load_model, scan
         from vocabrisk.counting import SpecialTokenPolicy
-        from vocabrisk.scan import load_model, scan
 
         folder = suites.CACHE / name
         self.name = name

@@ -222,7 +222,7 @@ def encode_each(loaded, texts: list[str]):
 
 
 def build(base: str, model_folder: Path, log) -> Path:
-    from vocabrisk.scan import load_model
+    from vocabrisk.model.loaded import load_model
 
     plan = PLANS[base]
     out = CACHE / base

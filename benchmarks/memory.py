@@ -88,7 +88,7 @@ def check_counts(path: Path, megabytes: int) -> bool:
     """The scan's count of the file's first MEGABYTES (in pieces) against encoding it whole."""
     from vocabrisk import scan
     from vocabrisk.counting import SpecialTokenPolicy, TokenCounter
-    from vocabrisk.scan import load_model
+    from vocabrisk.model.loaded import load_model
 
     with path.open("rb") as file:
         head = file.read(megabytes * MB)

@@ -179,7 +179,7 @@ def main() -> int:
     base_spec, spec = data.BaseSpec(), RunSpec(steps=args.steps)
     folder, splits = data.base_model(base_spec, log)
     from vocabrisk.counting import SpecialTokenPolicy
-    from vocabrisk.scan import load_model
+    from vocabrisk.model.loaded import load_model
 
     loaded = load_model(str(folder))
     reference = [c for parts in splits.values() for c in parts["reference"]]

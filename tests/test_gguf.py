@@ -25,8 +25,8 @@ from vocabrisk.cli import main
 from vocabrisk.counting import SpecialTokenPolicy, TokenCounter
 from vocabrisk.errors import ModelError
 from vocabrisk.model import load_vocabulary, locate_head, read_head, resolve_model
+from vocabrisk.model.loaded import load_model
 from vocabrisk.model.resolve import DEMO_MODEL_DIR
-from vocabrisk.scan import load_model
 
 gguf = pytest.importorskip("gguf", reason="GGUF support is the optional extra vocabrisk[gguf]")
 from gguf.quants import dequantize, quantize  # noqa: E402

@@ -16,7 +16,7 @@ from vocabrisk.counting.pieces import SENTENCEPIECE_WORDS, SPLIT_BEFORE_SPACE, C
 from vocabrisk.engines.pipeline import Pieces
 from vocabrisk.engines.work import _Tally
 from vocabrisk.model import load_vocabulary
-from vocabrisk.scan import load_model
+from vocabrisk.model.loaded import load_model
 
 TOKENIZERS = ("gpt2", "gpt-neox-20b", "llama2", "bert-base-uncased", "pegasus")
 EXPECTED_RULES = {
