@@ -19,6 +19,12 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
+@pytest.fixture
+def no_config_above(tmp_path, monkeypatch):
+    """Run in an empty folder, so no configuration file above the checkout applies."""
+    monkeypatch.chdir(tmp_path)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def cache_folder(tmp_path_factory) -> Path:
     """The suite caches vocabulary facts in a folder of its own, not in the user's ~/.cache."""

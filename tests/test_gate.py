@@ -24,10 +24,7 @@ PROSE, KOREAN = str(SAMPLES / "english-prose"), str(SAMPLES / "korean-notes.txt"
 # english-prose 0.542, korean-notes 0.741 (both high); prose + korean together 0.436.
 
 
-@pytest.fixture(autouse=True)
-def no_config_above(tmp_path, monkeypatch):
-    """Run every test in an empty folder, so no configuration file above the checkout applies."""
-    monkeypatch.chdir(tmp_path)
+pytestmark = pytest.mark.usefixtures("no_config_above")
 
 
 @pytest.fixture(scope="module")

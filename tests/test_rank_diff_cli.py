@@ -15,10 +15,7 @@ SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
 CORPORA = ("english-prose", "korean-notes.txt", "python-code.jsonl", "numbers-tables.csv")
 
 
-@pytest.fixture(autouse=True)
-def no_config_above(tmp_path, monkeypatch):
-    """Run in an empty folder, so no configuration file above the checkout applies."""
-    monkeypatch.chdir(tmp_path)
+pytestmark = pytest.mark.usefixtures("no_config_above")
 
 
 @pytest.fixture(scope="module")

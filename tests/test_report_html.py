@@ -21,10 +21,7 @@ PLOT_SECTIONS = ("coverage", "groups", "tokens")
 EXTERNAL = ("http:", "https:", "//", "ftp:", "file:")
 
 
-@pytest.fixture(autouse=True)
-def no_config_above(tmp_path, monkeypatch):
-    """Run every test in an empty folder, so no configuration file above the checkout applies."""
-    monkeypatch.chdir(tmp_path)
+pytestmark = pytest.mark.usefixtures("no_config_above")
 
 
 @pytest.fixture(scope="module")

@@ -22,9 +22,7 @@ SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
 KOREAN = str(SAMPLES / "korean-notes.txt")
 
 
-@pytest.fixture(autouse=True)
-def no_config_above(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
+pytestmark = pytest.mark.usefixtures("no_config_above")
 
 
 def run(*args: str, input: str | None = None):
