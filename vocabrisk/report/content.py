@@ -24,6 +24,8 @@ class Named(Protocol):
 
 @dataclass(frozen=True)
 class ProfileReport:
+    """One corpus's part of a report: what its profile says, and what to do about it."""
+
     name: str
     summary: Summary
     advice: Advice
@@ -31,6 +33,8 @@ class ProfileReport:
 
 @dataclass(frozen=True)
 class Report:
+    """What the HTML and Markdown reports show, whatever the format."""
+
     profiles: list[ProfileReport]  # in the order ranked, least surprising first
 
     @property
