@@ -97,7 +97,7 @@ def scan_command(inputs, settings, quiet, checkpoint, resume, hf_datasets, split
 @format_option
 @report_errors
 def rank_command(candidates, settings, quiet, plan_flags, config_file, output_format):
-    """Order candidate corpora by forgetting risk, least risky first.
+    """Order candidate corpora by how far their token usage is from the base model's (unigram KL), least first.
 
     Each CANDIDATE is one corpus: a file, a folder, a quoted glob, or a saved profile (not rescanned).
     """
@@ -181,7 +181,7 @@ def gate_command(ctx, inputs, settings, quiet, plan_flags, config_file, out, for
 def report_command(profiles, plan_flags, html_path, markdown_path, config_file):
     """Report on saved profiles: coverage by base-model usage, risk by group, top tokens, advice.
 
-    Several profiles of the same model are ranked, least risky first. Save profiles with
+    Several profiles of the same model are ranked by unigram KL, least first. Save profiles with
     `vocabrisk scan CORPUS --out DIR` or `vocabrisk gate CORPUS --out DIR`. The training plan
     comes from flags, else from the same configuration file as the gate's limits.
     """
