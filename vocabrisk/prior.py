@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from vocabrisk.corpus import Document, ReadOptions, discover, read_source
-from vocabrisk.count import count_inputs, split_inputs
+from vocabrisk.corpus import Document, ReadOptions, Source, read_source
+from vocabrisk.count import count_inputs
 from vocabrisk.counting import SpecialTokenPolicy
 from vocabrisk.engines import CountJob, Engine, LocalEngine
 from vocabrisk.errors import InputError, ModelError, ProfileError
@@ -108,8 +108,8 @@ def _from_profile(loaded: LoadedModel, reference: Profile) -> Prior:
 
 
 def _from_text(loaded: LoadedModel, policy: SpecialTokenPolicy, reference, engine: Engine, read_options) -> Prior:
-    old_text = read_old_text(reference, loaded, policy, read_options)
     counted = count_inputs(reference, loaded, read_options=read_options, policy=policy, engine=engine)
+    old_text = read_old_text(counted.sources, loaded, policy, read_options)
     counts = counted.merged.counts
     return _from_counts(counts.counts, [s.path for s in counted.sources], counts.tokens, old_text)
 
@@ -120,16 +120,14 @@ def _from_counts(counts: np.ndarray, paths: list[str], tokens: int, old_text: Ol
 
 
 def read_old_text(
-    paths: Sequence[str], loaded: LoadedModel, policy: SpecialTokenPolicy, read_options: ReadOptions | None = None
+    sources: Sequence[Source], loaded: LoadedModel, policy: SpecialTokenPolicy, read_options: ReadOptions
 ) -> OldText | None:
     """Token ids of the reference text, document by document, up to OLD_TEXT_TOKENS.
 
-    Documents are read in order until the budget is spent: the old text the forecast reads is
-    a prefix of the reference, which for a shuffled or varied reference is a fair sample.
+    Documents are read in order from the sources the reference's count found, until the budget
+    is spent: the old text the forecast reads is a prefix of the reference, which for a
+    shuffled or varied reference is a fair sample.
     """
-    read_options = read_options or ReadOptions()
-    paths, in_memory = split_inputs(paths)
-    sources = (discover(paths, read_options)[0] if paths else []) + in_memory
     job = CountJob.for_tokenizer(
         loaded.files.tokenizer_json,
         vocab_size=loaded.vocab.size,
