@@ -193,6 +193,8 @@ def test_an_unexpected_error_is_exit_2_without_traceback_unless_debug(monkeypatc
     assert "Traceback" not in result.output and "--debug" in result.output
     debug = CliRunner().invoke(main, ["--debug", "gate", KOREAN, "-q"])
     assert isinstance(debug.exception, OSError)
+    monkeypatch.setenv("VOCABRISK_DEBUG", "1")  # what --debug's help offers instead of the flag
+    assert isinstance(CliRunner().invoke(main, ["gate", KOREAN, "-q"]).exception, OSError)
 
 
 def test_keyboard_interrupt_is_exit_130(monkeypatch, tmp_path):

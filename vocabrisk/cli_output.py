@@ -38,7 +38,7 @@ def report_errors(command):
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
         err = Console(stderr=True, highlight=False)
-        debug = click.get_current_context().meta.get(DEBUG) or os.environ.get("VOCABRISKDEBUG")
+        debug = click.get_current_context().meta.get(DEBUG) or os.environ.get("VOCABRISK_DEBUG")
         try:
             return command(*args, **kwargs)
         except UsageError as exc:
