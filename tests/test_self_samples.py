@@ -22,8 +22,8 @@ SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
 
 @pytest.fixture
 def cache(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv("VOCABRISK_CACHE", str(tmp_path))
-    return tmp_path
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    return tmp_path / "vocabrisk"
 
 
 def test_samples_are_counted_once_then_read_from_the_cache(cache):

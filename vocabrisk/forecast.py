@@ -36,13 +36,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from vocabrisk._version import __version__
+from vocabrisk.cache import cache_folder
 from vocabrisk.model.head import HeadInfo
 from vocabrisk.old_text import OldText
 from vocabrisk.outputs import write_atomic
@@ -96,13 +96,8 @@ def model_key(model: dict, tokenizer: dict) -> str:
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:20]
 
 
-def calibration_dir() -> Path:
-    root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(root) / "vocabrisk" / "calibration"
-
-
 def calibration_path(fingerprint: str) -> Path:
-    return calibration_dir() / f"{fingerprint}.json"
+    return cache_folder() / "calibration" / f"{fingerprint}.json"
 
 
 def load_calibration(fingerprint: str | None) -> Calibration:

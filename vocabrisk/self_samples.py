@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-import os
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
+from vocabrisk.cache import cache_folder
 from vocabrisk.errors import ModelError
 from vocabrisk.model.resolve import ModelFiles
 from vocabrisk.outputs import atomic_file
@@ -36,10 +35,6 @@ class SamplingPlan:
         return f"n{self.samples}-len{self.length}-seed{self.seed}"
 
 
-def cache_dir() -> Path:
-    return Path(os.environ.get("VOCABRISK_CACHE") or Path.home() / ".cache" / "vocabrisk")
-
-
 def _model_key(files: ModelFiles) -> str:
     """Identify a checkpoint by its config and weight-file names and sizes (hashing GBs is too slow)."""
     digest = hashlib.sha256()
@@ -52,7 +47,7 @@ def _model_key(files: ModelFiles) -> str:
 
 def self_sample_counts(files: ModelFiles, vocab_size: int, start_id: int, plan: SamplingPlan) -> np.ndarray:
     """Token counts of `plan.samples` sequences the model generates from `start_id`, cached."""
-    cached = cache_dir() / "self-samples" / _model_key(files) / f"{plan.key()}.npy"
+    cached = cache_folder() / "self-samples" / _model_key(files) / f"{plan.key()}.npy"
     if cached.exists():
         counts = np.load(cached)
         if counts.shape == (vocab_size,):
