@@ -43,7 +43,6 @@ import numpy as np
 
 from vocabrisk._version import __version__
 from vocabrisk.cache import cache_folder
-from vocabrisk.model.head import HeadInfo
 from vocabrisk.old_text import OldText
 from vocabrisk.outputs import write_atomic
 
@@ -86,8 +85,7 @@ def model_key(model: dict, tokenizer: dict) -> str:
     """Which base model a calibration belongs to: its tokenizer and where its head lives."""
     import hashlib
 
-    head = model.get("head")
-    head = head.to_dict() if isinstance(head, HeadInfo) else head or {}
+    head = model["head"].to_dict() if model.get("head") else {}
     identity = {
         "tokenizer": tokenizer.get("fingerprint"),
         "model": model.get("name"),

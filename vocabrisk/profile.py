@@ -96,8 +96,6 @@ class Profile:
                 else pl.Series("reference_count", [None] * size, pl.Int64),
             ]
         )
-        head = model.get("head")
-        model = {**model, "head": HeadInfo.from_dict(head) if isinstance(head, dict) else head}
         return cls(
             table,
             model=model,

@@ -77,10 +77,10 @@ class LoadedModel:
         return {"head_rows_without_token": max(rows - size, 0), "tokens_without_head_row": max(size - rows, 0)}
 
     def describe(self) -> dict:
-        """What a profile records about the model (`Profile.model`)."""
+        """What a profile records about the model (`Profile.model`); the head stays a HeadInfo until saved."""
         return {
             "name": self.files.name,
-            "head": self.head.to_dict() if self.head else None,
+            "head": self.head,
             "head_note": self.head_note,
             "encoder": is_encoder(self.files.config),
             **self.head_mismatch(),
