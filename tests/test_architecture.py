@@ -20,7 +20,10 @@ LAYERS: list[tuple[str, list[str]]] = [
         "inputs: reading corpora, counting with a tokenizer, a model's files",
         ["corpus", "corpus.*", "counting", "counting.*", "skips", "model", "model.*"],
     ),
-    ("vocabulary facts, the prior formulas, old text", ["groups", "prior_formulas", "facts", "old_text"]),
+    (
+        "vocabulary facts, the prior formulas, old text, the token table",
+        ["groups", "prior_formulas", "facts", "old_text", "token_table"],
+    ),
     ("the loaded model and the text it writes", ["model.loaded", "self_samples"]),
     ("where counting runs", ["engines", "engines.*"]),
     ("inputs counted", ["count"]),

@@ -1,7 +1,10 @@
-"""The per-token table: a profile's one DataFrame, read lazily, and the summary built on it once."""
+"""The per-token table: a profile's numpy columns, read lazily, their DataFrame forms, and the summary on them."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 
@@ -58,6 +61,43 @@ def test_a_loaded_profile_reads_its_table_on_first_use(korean, tmp_path):
     assert isinstance(loaded.head, HeadInfo) and loaded.head == korean.head
     assert loaded.table.equals(korean.table)
     assert "table" in loaded.__dict__
+    assert loaded.to_polars().equals(korean.to_polars())
+
+
+def test_a_profile_without_reference_counts_saves_them_as_nulls_and_reads_none(tmp_path):
+    profile = scan([str(SAMPLES / "korean-notes.txt")], "demo", reference=None)
+    assert profile.reference_counts is None
+    table = profile.to_polars()
+    assert table["reference_count"].null_count() == table.height
+    loaded = Profile.load(profile.save(tmp_path / "korean"))
+    assert loaded.reference_counts is None and loaded.table.equals(profile.table)
+
+
+def _null_at(token_id: int, column: str) -> pl.Expr:
+    return pl.when(pl.col("token_id") == token_id).then(None).otherwise(pl.col(column))
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        (lambda t: t.with_columns(count=_null_at(7, "count")), "count has missing"),
+        (lambda t: t.with_columns(token_id=pl.col("token_id") + 1), "token_id is not"),
+        (lambda t: t.with_columns(reference_count=_null_at(7, "reference_count")), "reference_count has missing"),
+    ],
+)
+def test_a_damaged_table_is_refused_on_first_use(korean, tmp_path, change, reason):
+    folder = korean.save(tmp_path / "korean")
+    change(pl.read_parquet(folder / "tokens.parquet")).write_parquet(folder / "tokens.parquet")
+    with pytest.raises(Exception, match=f"profile is corrupt.*{reason}"):
+        Profile.load(folder).counts  # noqa: B018 (the first use reads the table)
+
+
+def test_summary_to_polars_adds_the_risk_columns(korean):
+    summary = Summary.of(korean, PLAN)
+    frame = summary.to_polars()
+    assert frame.columns == [*COLUMNS, "coverable", "share", "base_share", "exposure", "contribution", "starved"]
+    np.testing.assert_array_equal(frame["contribution"].to_numpy(), summary.risk.contribution)
+    assert frame.filter("starved").height == summary.coverage.starved_rows
 
 
 def test_a_corrupt_table_is_refused_when_loading(korean, tmp_path):
@@ -72,13 +112,13 @@ def test_profiles_still_add_exactly(korean):
     prose = scan([str(SAMPLES / "english-prose")], "demo")
     both = korean + prose
     np.testing.assert_array_equal(both.counts.counts, korean.counts.counts + prose.counts.counts)
-    assert both.total_tokens == korean.total_tokens + prose.total_tokens == int(both.table["count"].sum())
+    assert both.total_tokens == korean.total_tokens + prose.total_tokens == int(both.table.count.sum())
     assert both.documents == korean.documents + prose.documents
-    assert both.table.drop("count").equals(korean.table.drop("count"))
+    assert replace(both.table, count=korean.table.count).equals(korean.table)
 
 
-def test_summary_builds_its_table_and_groups_once_for_every_command(korean, monkeypatch):
-    built = {"table": 0, "groups": 0}
+def test_summary_derives_what_it_shows_once_for_every_command(korean, monkeypatch):
+    built = {"coverage": 0, "groups": 0, "top_at_risk": 0}
 
     def counted(name):
         compute = getattr(Summary, name).func
@@ -104,7 +144,7 @@ def test_summary_builds_its_table_and_groups_once_for_every_command(korean, monk
     render_rank(ranked, console)
     ranked[0].to_dict()
     render_markdown(build_report(ranked))
-    assert built == {"table": 1, "groups": 1}
+    assert built == {"coverage": 1, "groups": 1, "top_at_risk": 1}
 
 
 def _diff_by_masks(old: Profile, new: Profile, plan: TrainingPlan) -> dict:
@@ -138,3 +178,17 @@ def test_diff_as_a_join_matches_the_masks_on_real_corpora(shared_data):
         untied = {r for r in expected_rows if (np.asarray(expected_priors) == prior[r[0]]).sum() == 1}
         assert untied <= {(r["token_id"], r["token"], r["group"]) for r in rows}
     assert joined["starved_before"] == Summary.of(old, PLAN).coverage.starved_rows
+
+
+def test_a_scan_and_its_reports_import_no_dataframe_library():
+    """The columns are numpy so that a command pays no DataFrame import (issue 14); only to_polars,
+    to_pandas and the Parquet file bring polars in."""
+    scan_and_report = (
+        "from vocabrisk.cli import main; "
+        "main(['scan', 'sample_corpora/korean-notes.txt', '--model', 'demo', '--format', 'json', '-q'], "
+        "standalone_mode=False)"
+    )
+    code = f"import io, sys; sys.stdout = io.StringIO(); {scan_and_report}; print(*sys.modules, file=sys.stderr)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=SAMPLES.parent)
+    loaded = set(done.stderr.splitlines()[-1].split())
+    assert not {"polars", "pandas", "pyarrow"} & loaded

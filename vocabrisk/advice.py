@@ -21,6 +21,8 @@ mass, gave an eps too small to help: their gradients are close to the starved ro
 
 from __future__ import annotations
 
+import itertools
+import re
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -34,7 +36,8 @@ MIX_SHARES = (0.001, 0.01, 0.05, 0.10, 0.25)
 FLAT = 0.1  # a what-if whose risks differ by less than this share of the largest is called flat
 COVERED_SHARE = 0.5  # a corpus that is half a group or more is never told to add more of it
 NOT_DATA_GROUPS = frozenset({BYTES, SPECIAL, ADDED, UNUSED})
-PLACEHOLDER = r"^\[[A-Z_]+\]+$|^<[^<>\s]+>$"  # [PRON], <mask_1>, <0x41>: no text is meant to feed them
+PLACEHOLDER = re.compile(r"\[[A-Z_]+\]+|<[^<>\s]+>")  # [PRON], <mask_1>, <0x41>: no text is meant to feed them
+EXAMPLES = 8  # starved tokens shown per group to add data for
 DEFAULT_HIDDEN_SCALE = 1.0  # LayerNorm/RMSNorm gains start at 1 and mostly stay near it
 KEEP_STEP = 0.95  # share of its Adam step a covered row keeps under the recommended epsilon
 FED_MASS = 0.5  # the covered rows protected: those above the corpus's token-mass median
@@ -124,19 +127,17 @@ def add_data_advice(summary: Summary, k: int = 5) -> list[dict]:
     much of as the base model does (or is half made of) is marked `covered`: its risk is rare
     words of a script the corpus has, which replay data fixes, not more of that script.
     """
-    import polars as pl
-
     score = summary.risk.score
+    tokens, groups, base = summary.profile.table.token, summary.profile.groups, summary.risk.prior
     rows = []
     for group in summary.groups:
         if len(rows) == k or group.risk <= 0:
             break
         if group.group in NOT_DATA_GROUPS:
             continue
-        starved = summary.table.filter(
-            (pl.col("group") == group.group) & pl.col("starved") & ~pl.col("token").str.contains(PLACEHOLDER)
-        )
-        top = starved.sort("base_share", descending=True, maintain_order=True).head(8)
+        starved = np.flatnonzero((groups == group.group) & summary.risk.starved)
+        by_use = starved[np.argsort(-base[starved], kind="stable")]  # ties by token id
+        examples = list(itertools.islice((t for t in tokens[by_use] if not PLACEHOLDER.fullmatch(t)), EXAMPLES))
         rows.append(
             {
                 "group": group.group,
@@ -144,7 +145,7 @@ def add_data_advice(summary: Summary, k: int = 5) -> list[dict]:
                 "base_share": group.base_share,
                 "corpus_share": group.corpus_share,
                 "covered": group.corpus_share >= min(group.base_share, COVERED_SHARE),
-                "examples": top["token"].to_list(),
+                "examples": examples,
             }
         )
     return rows

@@ -102,24 +102,19 @@ def rank(
 def diff(old: Profile, new: Profile, plan: TrainingPlan | None = None) -> dict:
     """What changed from OLD to NEW: risk, rows newly starved or fed, and per-group changes.
 
-    The rows are the two summaries' tables joined on token id; the most used tokens of each
-    change are listed first (ties by token id).
+    Both profiles have the same tokenizer, so their rows line up by token id; the most used
+    tokens of each change are listed first (ties by token id).
     """
-    import polars as pl
-
     check_comparable(old, new, "OLD", "NEW")
     plan = plan or TrainingPlan()
     before, after = Summary.of(old, plan), Summary.of(new, plan)
-    rows = after.table.select("token_id", "token", "group", "base_share", "starved").join(
-        before.table.select("token_id", pl.col("starved").alias("starved_before")), on="token_id", validate="1:1"
-    )
-    newly = pl.col("starved") & ~pl.col("starved_before")
-    fed = pl.col("starved_before") & ~pl.col("starved")
-    counts = rows.select(newly.sum().alias("newly"), fed.sum().alias("fed")).row(0, named=True)
+    newly = after.risk.starved & ~before.risk.starved
+    fed = before.risk.starved & ~after.risk.starved
 
-    def tokens(change: pl.Expr) -> list[dict]:
-        most_used = rows.filter(change).sort(["base_share", "token_id"], descending=[True, False])
-        return most_used.head(DIFF_TOKENS).select("token_id", "token", "group").to_dicts()
+    def tokens(change: np.ndarray) -> list[dict]:
+        rows = np.flatnonzero(change)
+        most_used = rows[np.lexsort((rows, -after.risk.prior[rows]))[:DIFF_TOKENS]]
+        return [{"token_id": int(i), "token": new.tokens[i], "group": str(new.groups[i])} for i in most_used]
 
     old_groups = {g.group: g for g in before.groups}
     groups = []
@@ -146,8 +141,8 @@ def diff(old: Profile, new: Profile, plan: TrainingPlan | None = None) -> dict:
         "band_after": after.risk.band,
         "starved_before": before.coverage.starved_rows,
         "starved_after": after.coverage.starved_rows,
-        "newly_starved": counts["newly"],
-        "no_longer_starved": counts["fed"],
+        "newly_starved": int(newly.sum()),
+        "no_longer_starved": int(fed.sum()),
         "newly_starved_tokens": tokens(newly),
         "no_longer_starved_tokens": tokens(fed),
         "groups": groups,

@@ -31,6 +31,7 @@ from vocabrisk.model.head import HeadInfo
 from vocabrisk.old_text import OldText
 from vocabrisk.outputs import OutputError, atomic_folder, check_writable
 from vocabrisk.skips import MAX_SKIP_EXAMPLES, SkipTally
+from vocabrisk.token_table import COLUMNS, TokenTable
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,18 +41,17 @@ PROFILE_JSON = "profile.json"
 TOKENS_PARQUET = "tokens.parquet"
 OLD_TEXT_NPZ = "old_text.npz"
 FORMAT_VERSION = 1
-COLUMNS = ("token_id", "token", "group", "special", "count", "prior", "reference_count")
 
 
 @dataclass(frozen=True, eq=False)
 class Profile:
-    """A corpus's counts against one model: one row per token id (`table`) and what they were made under.
+    """A corpus's counts against one model: one entry per token id (`table`) and what they were made under.
 
-    The table holds the `tokens.parquet` columns. A loaded profile reads it on first use, so a
+    The table holds the `tokens.parquet` columns (`vocabrisk.token_table`). A loaded profile reads it on first use, so a
     command that needs only the metadata (or fails on it) never reads the per-token data.
     """
 
-    per_token: pl.DataFrame | Path = field(repr=False)  # the table, or the Parquet file it is read from
+    per_token: TokenTable | Path = field(repr=False)  # the table, or the Parquet file it is read from
     prior_source: str  # how the prior was made, e.g. "tokenizer" or "reference: PATH"
     tokenizer: dict  # fingerprint, path, model_type, vocab_size
     model: dict  # name, head (HeadInfo or None), head_note, encoder
@@ -80,22 +80,7 @@ class Profile:
         **metadata,
     ) -> Profile:
         """A profile from the counting stage's arrays, one entry per token id (what `scan` assembles)."""
-        import polars as pl
-
-        size = counts.counts.size
-        table = pl.DataFrame(
-            [
-                pl.Series("token_id", np.arange(size, dtype=np.int64)),
-                pl.Series("token", tokens, pl.String),
-                pl.Series("group", list(groups), pl.String),
-                pl.Series("special", np.asarray(special, dtype=bool)),
-                pl.Series("count", np.asarray(counts.counts, dtype=np.int64)),
-                pl.Series("prior", np.asarray(prior, dtype=np.float64)),
-                pl.Series("reference_count", np.asarray(reference_counts, dtype=np.int64))
-                if reference_counts is not None
-                else pl.Series("reference_count", [None] * size, pl.Int64),
-            ]
-        )
+        table = TokenTable.of(tokens, groups, special, counts.counts, prior, reference_counts)
         return cls(
             table,
             model=model,
@@ -107,21 +92,21 @@ class Profile:
 
     # ---- the per-token data ----------------------------------------------------------
     @cached_property
-    def table(self) -> pl.DataFrame:
-        """One row per token id: token_id, token, group, special, count, prior, reference_count."""
+    def table(self) -> TokenTable:
+        """One entry per token id in each column: token, group, special, count, prior, reference_count."""
         if not isinstance(self.per_token, Path):
             return self.per_token
         import polars as pl
 
         try:
-            return pl.read_parquet(self.per_token, columns=list(COLUMNS))
-        except (OSError, pl.exceptions.PolarsError) as exc:
+            return TokenTable.read_parquet(self.per_token)
+        except (OSError, ValueError, pl.exceptions.PolarsError) as exc:
             raise ProfileError(
                 f"{self.per_token.parent}: profile is corrupt ({exc})", hint="scan the corpus again"
             ) from exc
 
     def to_polars(self) -> pl.DataFrame:
-        """The per-token table, to explore in a notebook.
+        """The per-token table (the `tokens.parquet` columns) as a polars DataFrame, to explore in a notebook.
 
         >>> import polars as pl, vocabrisk
         >>> profile = vocabrisk.scan(["sample_corpora/korean-notes.txt"], "demo")
@@ -131,7 +116,7 @@ class Profile:
         >>> df.group_by("group").agg(pl.col("count").sum()).sort("count", descending=True).row(0)
         ('Hangul', 11512)
         """
-        return self.table
+        return self.table.to_polars()
 
     def to_pandas(self) -> pd.DataFrame:
         """The per-token table as a pandas DataFrame, indexed by token id.
@@ -141,38 +126,37 @@ class Profile:
         >>> df.groupby("group")["count"].sum().idxmax()
         'Hangul'
         """
-        return self.table.to_pandas().set_index("token_id")
+        return self.to_polars().to_pandas().set_index("token_id")
 
     def column(self, name: str) -> np.ndarray:
-        """One column of the table as a numpy array (read-only where it shares the table's memory)."""
-        return self.table[name].to_numpy()
+        """One column of the table as a numpy array, by its `tokens.parquet` name."""
+        return self.table.token_id if name == "token_id" else self.table.column(name)
 
     @property
     def counts(self) -> TokenCounts:
-        return TokenCounts(self.column("count"), documents=self.documents, text_bytes=self.text_bytes)
+        return TokenCounts(self.table.count, documents=self.documents, text_bytes=self.text_bytes)
 
     @cached_property
     def tokens(self) -> list[str]:
         """The readable form of each token id."""
-        return self.table["token"].to_list()
+        return self.table.token.tolist()
 
     @property
     def groups(self) -> np.ndarray:
-        return self.column("group")
+        return self.table.group
 
     @property
     def special(self) -> np.ndarray:
-        return self.column("special")
+        return self.table.special
 
     @property
     def prior(self) -> np.ndarray:
-        return self.column("prior")
+        return self.table.prior
 
     @property
     def reference_counts(self) -> np.ndarray | None:
         """The reference corpus's counts, where the prior came from one."""
-        column = self.table["reference_count"]
-        return None if column.null_count() == column.len() else column.to_numpy()
+        return self.table.reference_count
 
     # ---- what the profile says -------------------------------------------------------
     @property
@@ -181,7 +165,7 @@ class Profile:
 
     @property
     def vocab_size(self) -> int:
-        return self.table.height
+        return self.table.size
 
     @property
     def skipped(self) -> int:
@@ -205,20 +189,18 @@ class Profile:
     @cached_property
     def coverable(self) -> np.ndarray:
         """Rows a corpus can reach through text: not special tokens, not unused ids."""
-        import polars as pl
-
-        return self.table.select(~pl.col("special") & (pl.col("group") != UNUSED)).to_series().to_numpy()
+        return ~self.special & (self.groups != UNUSED)
 
     @property
     def shares(self) -> np.ndarray:
         total = self.total_tokens
-        return self.column("count") / total if total else np.zeros(self.vocab_size)
+        return self.table.count / total if total else np.zeros(self.vocab_size)
 
     def used_rows(self) -> int:
-        return int(((self.column("count") > 0) & self.coverable).sum())
+        return int(((self.table.count > 0) & self.coverable).sum())
 
     def absent_rows(self) -> np.ndarray:
-        return (self.column("count") == 0) & self.coverable
+        return (self.table.count == 0) & self.coverable
 
     # ---- combining -------------------------------------------------------------------
     def __add__(self, other: Profile) -> Profile:
@@ -226,7 +208,7 @@ class Profile:
         counts = self.counts + other.counts
         return replace(
             self,
-            per_token=self.table.with_columns(count=counts.counts),
+            per_token=replace(self.table, count=counts.counts),
             documents=counts.documents,
             text_bytes=counts.text_bytes,
             total_tokens=self.total_tokens + other.total_tokens,

@@ -1,9 +1,9 @@
 """What a profile and its risk say: the single source for every report format.
 
-A summary joins the profile's per-token table with the risk's columns (exposure,
-contribution, starved) once, and derives from it, once each, what the commands and reports
-show: coverage, token groups, the starved tokens that cost most, usage bands. They are typed
-attributes; `to_dict()` is only their JSON form.
+A summary reads the profile's per-token columns beside the risk's (exposure, contribution,
+starved) and derives from them, once each, what the commands and reports show: coverage,
+token groups, the starved tokens that cost most, usage bands. They are typed attributes;
+`to_dict()` is only their JSON form.
 
 Float sums are taken with numpy over each group's rows in token-id order, as the risk score
 is, so the numbers are the same to the last bit whichever way the rows are grouped.
@@ -11,7 +11,7 @@ is, so the numbers are the same to the last bit whichever way the rows are group
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 TOP_TOKENS = 15
 USAGE_BANDS = 10
+RISK_COLUMNS = ("coverable", "share", "base_share", "exposure", "contribution", "starved")
 RISK_MEANING = (
     "starved usage: prior-weighted share of output-head rows expected to drift under one-sided Adam updates "
     "(secondary: it names the rows, the forecast ranks corpora)"
@@ -109,26 +110,33 @@ class Summary:
         )
         return cls(profile, risk, predicted)
 
-    # ---- the table -------------------------------------------------------------------
-    @cached_property
-    def table(self) -> pl.DataFrame:
-        """The profile's table with the risk's columns: coverable, share (of the corpus), base_share (the
-        prior over coverable rows), exposure, contribution (base_share × exposure) and starved."""
+    # ---- the columns ----------------------------------------------------------------
+    def column(self, name: str) -> np.ndarray:
+        """A profile column (`vocabrisk.token_table.COLUMNS`) or one the risk adds: coverable, share (of
+        the corpus), base_share (the prior over coverable rows), exposure, contribution (base_share ×
+        exposure) and starved."""
+        p, r = self.profile, self.risk
+        added = {
+            "coverable": lambda: p.coverable,
+            "share": lambda: p.shares,
+            "base_share": lambda: r.prior,
+            "exposure": lambda: r.exposure,
+            "contribution": lambda: r.contribution,
+            "starved": lambda: r.starved,
+        }
+        return added[name]() if name in added else p.column(name)
+
+    def to_polars(self) -> pl.DataFrame:
+        """The profile's table with the risk's columns, one row per token id, to explore in a notebook.
+
+        >>> import vocabrisk
+        >>> summary = vocabrisk.Summary.of(vocabrisk.scan(["sample_corpora/korean-notes.txt"], "demo"))
+        >>> summary.to_polars().columns[-6:]
+        ['coverable', 'share', 'base_share', 'exposure', 'contribution', 'starved']
+        """
         import polars as pl
 
-        p, r = self.profile, self.risk
-        columns = {
-            "coverable": p.coverable,
-            "share": p.shares,
-            "base_share": r.prior,
-            "exposure": r.exposure,
-            "contribution": r.contribution,
-            "starved": r.starved,
-        }
-        return p.table.with_columns(pl.Series(name, values) for name, values in columns.items())
-
-    def column(self, name: str) -> np.ndarray:
-        return self.table[name].to_numpy()
+        return self.profile.to_polars().with_columns(pl.Series(name, self.column(name)) for name in RISK_COLUMNS)
 
     # ---- what it says ----------------------------------------------------------------
     @property
@@ -158,40 +166,36 @@ class Summary:
 
     @cached_property
     def coverage(self) -> Coverage:
-        import polars as pl
-
-        row = self.table.select(
-            pl.col("coverable").sum().alias("coverable_rows"),
-            (pl.col("coverable") & (pl.col("count") > 0)).sum().alias("used_rows"),
-            (pl.col("coverable") & (pl.col("count") == 0)).sum().alias("absent_rows"),
-            pl.col("starved").sum().alias("starved_rows"),
-        ).row(0, named=True)
-        return Coverage(**row)
+        coverable, seen = self.profile.coverable, self.profile.table.count > 0
+        return Coverage(
+            coverable_rows=int(coverable.sum()),
+            used_rows=int((coverable & seen).sum()),
+            absent_rows=int((coverable & ~seen).sum()),
+            starved_rows=int(self.risk.starved.sum()),
+        )
 
     @cached_property
     def groups(self) -> list[GroupRisk]:
         """Per token group of coverable rows, the group carrying most risk first (ties by name)."""
-        import polars as pl
-
-        counted = (
-            self.table.filter("coverable")
-            .group_by("group")
-            .agg(
-                pl.len().alias("rows"),
-                (pl.col("count") > 0).sum().alias("used"),
-                (pl.col("count") == 0).sum().alias("absent"),
-                pl.col("starved").sum().alias("starved"),
-                pl.col("token_id").alias("ids"),
-            )
-            .sort("group")
-        )
+        rows = np.flatnonzero(self.profile.coverable)
+        names, which = np.unique(self.profile.groups[rows].astype(str), return_inverse=True)
+        by_group = np.split(rows[np.argsort(which, kind="stable")], np.cumsum(np.bincount(which))[:-1])
+        count, starved = self.profile.table.count, self.risk.starved
         shares, base, contribution = (self.column(name) for name in ("share", "base_share", "contribution"))
-        rows = []
-        for row in counted.iter_rows(named=True):
-            ids = np.asarray(row.pop("ids"))
-            sums = {"corpus_share": shares[ids].sum(), "base_share": base[ids].sum(), "risk": contribution[ids].sum()}
-            rows.append(GroupRisk(**row, **{name: float(value) for name, value in sums.items()}))
-        return sorted(rows, key=lambda g: -g.risk)
+        result = [
+            GroupRisk(
+                group=str(name),
+                rows=int(ids.size),
+                used=int((count[ids] > 0).sum()),
+                absent=int((count[ids] == 0).sum()),
+                starved=int(starved[ids].sum()),
+                corpus_share=float(shares[ids].sum()),
+                base_share=float(base[ids].sum()),
+                risk=float(contribution[ids].sum()),
+            )
+            for name, ids in zip(names, by_group, strict=True)
+        ]
+        return sorted(result, key=lambda g: -g.risk)
 
     @cached_property
     def top_at_risk(self) -> list[TokenAtRisk]:
@@ -200,18 +204,22 @@ class Summary:
         Ties (a data-free prior gives many tokens the same share) go to the tokens the corpus
         holds fewest of, then to longer tokens (more specific text to add), then by id.
         """
-        import polars as pl
-
-        top = (
-            self.table.filter(pl.col("contribution") > 0)
-            .sort(
-                [pl.col("contribution"), pl.col("count"), pl.col("token").str.len_chars(), pl.col("token_id")],
-                descending=[True, False, True, False],
+        contribution, count, tokens = self.risk.contribution, self.profile.table.count, self.profile.table.token
+        rows = np.flatnonzero(contribution > 0)
+        lengths = np.fromiter(map(len, tokens[rows]), dtype=np.int64, count=rows.size)
+        top = rows[np.lexsort((rows, -lengths, count[rows], -contribution[rows]))[:TOP_TOKENS]]
+        groups, base, exposure = self.profile.groups, self.risk.prior, self.risk.exposure
+        return [
+            TokenAtRisk(
+                token_id=int(i),
+                token=str(tokens[i]),
+                group=str(groups[i]),
+                count=int(count[i]),
+                base_share=float(base[i]),
+                exposure=float(exposure[i]),
             )
-            .head(TOP_TOKENS)
-        )
-        columns = [f.name for f in fields(TokenAtRisk)]
-        return [TokenAtRisk(**row) for row in top.select(columns).iter_rows(named=True)]
+            for i in top
+        ]
 
     @cached_property
     def top_at_risk_ties(self) -> int:
@@ -232,7 +240,7 @@ class Summary:
         r = self.risk
         rows = np.flatnonzero(self.profile.coverable)
         order = rows[np.argsort(-r.prior[rows], kind="stable")]
-        seen = self.column("count") > 0
+        seen = self.profile.table.count > 0
         result = []
         for i, part in enumerate(np.array_split(order, USAGE_BANDS)):
             if part.size == 0:
