@@ -128,14 +128,15 @@ def add_data_advice(summary: Summary, k: int = 5) -> list[dict]:
     words of a script the corpus has, which replay data fixes, not more of that script.
     """
     score = summary.risk.score
-    tokens, groups, base = summary.profile.table.token, summary.profile.groups, summary.risk.prior
+    tokens, base = summary.profile.table.token, summary.risk.prior
     rows = []
     for group in summary.groups:
         if len(rows) == k or group.risk <= 0:
             break
         if group.group in NOT_DATA_GROUPS:
             continue
-        starved = np.flatnonzero((groups == group.group) & summary.risk.starved)
+        members = summary.group_rows[group.group]
+        starved = members[summary.risk.starved[members]]
         by_use = starved[np.argsort(-base[starved], kind="stable")]  # ties by token id
         examples = list(itertools.islice((t for t in tokens[by_use] if not PLACEHOLDER.fullmatch(t)), EXAMPLES))
         rows.append(

@@ -175,11 +175,19 @@ class Summary:
         )
 
     @cached_property
+    def group_rows(self) -> dict[str, np.ndarray]:
+        """The coverable rows of each token group, in token-id order, groups by name."""
+        rows = np.flatnonzero(self.profile.coverable)
+        groups = self.profile.groups[rows]
+        names = sorted(set(groups))
+        code = {name: i for i, name in enumerate(names)}
+        which = np.fromiter(map(code.__getitem__, groups), dtype=np.intp, count=rows.size)
+        by_group = np.split(rows[np.argsort(which, kind="stable")], np.cumsum(np.bincount(which))[:-1])
+        return dict(zip(names, by_group, strict=True))
+
+    @cached_property
     def groups(self) -> list[GroupRisk]:
         """Per token group of coverable rows, the group carrying most risk first (ties by name)."""
-        rows = np.flatnonzero(self.profile.coverable)
-        names, which = np.unique(self.profile.groups[rows].astype(str), return_inverse=True)
-        by_group = np.split(rows[np.argsort(which, kind="stable")], np.cumsum(np.bincount(which))[:-1])
         count, starved = self.profile.table.count, self.risk.starved
         shares, base, contribution = (self.column(name) for name in ("share", "base_share", "contribution"))
         result = [
@@ -193,7 +201,7 @@ class Summary:
                 base_share=float(base[ids].sum()),
                 risk=float(contribution[ids].sum()),
             )
-            for name, ids in zip(names, by_group, strict=True)
+            for name, ids in self.group_rows.items()
         ]
         return sorted(result, key=lambda g: -g.risk)
 
