@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "vocabrisk"
 # Low to high. A module may import from its own layer or any layer below, never above. A name
 # ending in ".*" covers a package and its submodules; an exact name wins over a wildcard.
 LAYERS: list[tuple[str, list[str]]] = [
-    ("base", ["_version", "errors", "cache", "plan", "outputs", "verify.metrics"]),
+    ("base", ["_version", "errors", "cache", "forked", "plan", "outputs", "verify.metrics"]),
     (
         "inputs: reading corpora, counting with a tokenizer, a model's files",
         ["corpus", "corpus.*", "counting", "counting.*", "skips", "model", "model.*"],

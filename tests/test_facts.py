@@ -20,7 +20,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vocabrisk import cache, facts
+from vocabrisk import cache, facts, forked
+from vocabrisk.errors import ModelError
 from vocabrisk.facts import VocabularyFacts, load_facts
 from vocabrisk.groups import CODE_CHARS, classify_texts, token_groups
 from vocabrisk.model import load_vocabulary
@@ -284,3 +285,52 @@ def test_facts_are_computed_once_per_process(fresh_cache, shared_data, monkeypat
     monkeypatch.setattr(facts, "load_vocabulary", None)  # neither parsed nor read from disk again
     monkeypatch.setattr(cache, "load_arrays", None)
     assert load_facts(path) is first
+
+
+# ---- computed in a forked child while the parent loads its tokenizer --------------------
+@pytest.fixture
+def forking(monkeypatch):
+    """The child used for any file, although the test process has imported tokenizers."""
+    if not hasattr(os, "fork"):
+        pytest.skip("the platform cannot fork")
+    monkeypatch.setattr(facts, "FORK_MIN_BYTES", 0)
+    monkeypatch.setattr(forked, "can_fork", lambda: True)
+
+
+def test_facts_computed_in_a_child_equal_those_computed_here_and_are_cached(shared_data, fresh_cache, forking):
+    path = tokenizer_json(shared_data, "llama2")
+    meanwhile = []
+    from_child = load_facts(path, lambda: meanwhile.append(os.getpid()))
+    assert meanwhile == [os.getpid()]
+    assert from_child.same_as(VocabularyFacts.of(load_vocabulary(path)))
+    assert len(list(fresh_cache.glob("vocabulary/*.npz"))) == 1  # stored by the child
+
+
+def test_facts_from_a_child_come_back_where_the_cache_is_unwritable(tmp_path, monkeypatch, forking):
+    monkeypatch.setattr(facts, "_LOADED", {})
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    not_here = lambda: monkeypatch.setattr(facts, "load_vocabulary", None)  # noqa: E731 (in the parent, once forked)
+    assert load_facts(DEMO_MODEL_DIR / "tokenizer.json", not_here).size > 0
+
+
+def test_a_broken_file_raises_the_same_error_through_the_child(tmp_path, fresh_cache, forking):
+    path = tmp_path / "tokenizer.json"
+    path.write_text('{"model": {"vocab": {"a": 0}}')  # cut short
+    with pytest.raises(ModelError) as here:
+        load_facts(path)
+    facts._LOADED.clear()
+    with pytest.raises(ModelError) as through_child:
+        load_facts(path, lambda: None)
+    assert str(through_child.value) == str(here.value) and "cannot read tokenizer file" in str(here.value)
+    assert not list(fresh_cache.glob("vocabulary/*.npz"))
+
+
+def test_no_child_on_a_warm_cache_or_without_work_to_do_meanwhile(fresh_cache, forking, monkeypatch):
+    path = DEMO_MODEL_DIR / "tokenizer.json"
+    load_facts(path)  # no meanwhile: computed here
+    facts._LOADED.clear()
+    monkeypatch.setattr(forked, "run_beside", None)
+    monkeypatch.setattr(facts, "run_beside", None)
+    assert load_facts(path, lambda: None).size > 0  # from the cache

@@ -5,12 +5,13 @@ tests/test_prior.py)."""
 from __future__ import annotations
 
 import importlib
+import os
 import subprocess
 import sys
 from pathlib import Path
 
-from vocabrisk import compare, facts
-from vocabrisk.counting import counter
+from vocabrisk import compare, facts, forked
+from vocabrisk.counting import counter, encoder
 from vocabrisk.engines import work
 
 scanning = importlib.import_module("vocabrisk.scan")  # the module; `vocabrisk.scan` is the function
@@ -74,3 +75,34 @@ def test_rank_does_the_per_vocabulary_work_once(monkeypatch):
     assert len(ranked) == len(candidates) >= 4
     assert calls["facts"] <= 1  # none where the cache already holds the demo tokenizer's facts
     assert calls["tokenizer"] == 1  # one tokenizer load for the reference and every candidate
+
+
+def test_a_cold_scan_loads_its_tokenizer_once_while_a_child_computes_the_facts(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(facts, "_LOADED", {})
+    monkeypatch.setattr(facts, "FORK_MIN_BYTES", 0)  # the demo's small vocabulary is computed here otherwise
+    monkeypatch.setattr(forked, "can_fork", lambda: True)  # this test process has imported tokenizers
+    monkeypatch.setattr(encoder, "_TOKENIZERS", {})
+    monkeypatch.setattr(work, "_COUNTERS", {})
+    loaded = []
+    load = encoder.load_tokenizer
+    monkeypatch.setattr(encoder, "load_tokenizer", lambda path: loaded.append(load(path)) or loaded[-1])
+    profile = scanning.scan([str(SAMPLES / "korean-notes.txt")], "demo")
+    assert profile.total_tokens > 0 and list((tmp_path / "vocabrisk" / "vocabulary").glob("*.npz"))
+    assert len(loaded) >= 2 and all(t is loaded[0] for t in loaded)  # preloaded, then counted with
+
+
+def test_the_command_line_computes_cold_facts_in_a_child(tmp_path):
+    """In a fresh process (no other thread, tokenizers not yet imported) a cold scan forks, the child
+    prints nothing, and the profile is the one a warm scan makes."""
+    code = (
+        "import sys; from vocabrisk import facts, forked; facts.FORK_MIN_BYTES = 0; run = forked.run_beside;"
+        "facts.run_beside = lambda *a: print('forked', file=sys.stderr) or run(*a);"
+        "from vocabrisk.cli import main;"
+        f"main(['scan', {str(SAMPLES / 'korean-notes.txt')!r}, '--format', 'json', '-q'])"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    cold, warm = (subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env) for _ in "cw")
+    assert cold.returncode == warm.returncode == 0, cold.stderr + warm.stderr
+    assert (cold.stderr.strip(), warm.stderr.strip()) == ("forked", "")  # the second finds the first's entry
+    assert cold.stdout == warm.stdout

@@ -10,6 +10,7 @@ only costs the time to compute again: it never fails a command.
 
 from __future__ import annotations
 
+import io
 import os
 import zipfile
 from pathlib import Path
@@ -34,9 +35,25 @@ def entry_path(kind: str, key: str) -> Path:
 
 def load_arrays(kind: str, key: str) -> dict[str, np.ndarray] | None:
     """The arrays stored under `key` by this vocabrisk version, or None (absent, stale or unreadable)."""
-    path = entry_path(kind, key)
+    return entry_arrays(entry_path(kind, key))
+
+
+def store_arrays(kind: str, key: str, arrays: dict[str, np.ndarray]) -> Path | None:
+    """Save `arrays` under `key`, atomically; None where the cache folder is not writable."""
+    return store_entry(kind, key, entry_bytes(arrays))
+
+
+def entry_bytes(arrays: dict[str, np.ndarray]) -> bytes:
+    """`arrays` as the bytes of a cache entry of this version (a process that made them can hand them over)."""
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays, **{VERSION_KEY: np.array(__version__)})
+    return buffer.getvalue()
+
+
+def entry_arrays(entry: Path | bytes) -> dict[str, np.ndarray] | None:
+    """The arrays of a cache entry (a file, or its bytes) written by this version, else None."""
     try:
-        with np.load(path, allow_pickle=False) as stored:
+        with np.load(io.BytesIO(entry) if isinstance(entry, bytes) else entry, allow_pickle=False) as stored:
             arrays = {name: stored[name] for name in stored.files}
     except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile):  # absent, truncated, not an npz
         return None
@@ -44,12 +61,12 @@ def load_arrays(kind: str, key: str) -> dict[str, np.ndarray] | None:
     return arrays if version is not None and str(version) == __version__ else None
 
 
-def store_arrays(kind: str, key: str, arrays: dict[str, np.ndarray]) -> Path | None:
-    """Save `arrays` under `key`, atomically; None where the cache folder is not writable."""
+def store_entry(kind: str, key: str, entry: bytes) -> Path | None:
+    """Save an entry's bytes under `key`, atomically; None where the cache folder is not writable."""
     path = entry_path(kind, key)
     try:
         with atomic_file(path) as file:
-            np.savez(file, **arrays, **{VERSION_KEY: np.array(__version__)})
+            file.write(entry)
     except OSError:
         return None
     return path

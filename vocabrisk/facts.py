@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
@@ -21,12 +21,15 @@ import numpy as np
 
 from vocabrisk import cache
 from vocabrisk.errors import ModelError
+from vocabrisk.forked import run_beside
 from vocabrisk.groups import token_groups
 from vocabrisk.model.vocabulary import AddedToken, Vocabulary, load_vocabulary, read_tokenizer_file
 from vocabrisk.prior_formulas import tokenizer_prior
 
 CACHE_KIND = "vocabulary"
 _LOADED: dict[str, VocabularyFacts] = {}  # by file digest: one computation or cache read per process
+# Smaller tokenizer files are computed in this process: their facts take ~0.1 s (measured: docs/PERFORMANCE.md).
+FORK_MIN_BYTES = 1_000_000
 
 
 @dataclass(frozen=True, eq=False)
@@ -122,8 +125,13 @@ class VocabularyFacts:
         return all(_equal(getattr(self, f.name), getattr(other, f.name)) for f in fields(self))
 
 
-def load_facts(tokenizer_json: Path | str) -> VocabularyFacts:
-    """The facts of the tokenizer in this file: from this process, the cache, or computed (and cached)."""
+def load_facts(tokenizer_json: Path | str, meanwhile: Callable[[], object] | None = None) -> VocabularyFacts:
+    """The facts of the tokenizer in this file: from this process, the cache, or computed (and cached).
+
+    `meanwhile` is work this process can do before it needs the facts (loading the counting
+    engine's tokenizer): where the facts of a large vocabulary must be computed, they are
+    computed in a forked child while it runs (`vocabrisk.forked`), on a second core.
+    """
     path = Path(tokenizer_json)
     try:
         content, key = read_tokenizer_file(path)
@@ -131,12 +139,26 @@ def load_facts(tokenizer_json: Path | str) -> VocabularyFacts:
         raise ModelError(f"{path}: cannot read tokenizer file: {exc.strerror or exc}") from exc
     if key not in _LOADED:
         facts = _from_cache(key)
-        if facts is None:
-            with _collector_paused():
-                facts = VocabularyFacts.of(load_vocabulary(path, content))
+        if facts is None and meanwhile is not None and len(content) >= FORK_MIN_BYTES:
+            entry = run_beside(lambda: _computed_entry(path, content, key), meanwhile)
+            facts = _from_arrays(cache.entry_arrays(entry)) if entry is not None else None
+        if facts is None:  # or the child failed: here, its error (a broken file) is raised as a ModelError
+            facts = _computed(path, content)
             cache.store_arrays(CACHE_KIND, key, facts.to_arrays())
         _LOADED[key] = facts
     return _LOADED[key]
+
+
+def _computed(path: Path, content: bytes) -> VocabularyFacts:
+    with _collector_paused():
+        return VocabularyFacts.of(load_vocabulary(path, content))
+
+
+def _computed_entry(path: Path, content: bytes, key: str) -> bytes:
+    """The facts as a cache entry, stored, in the child that computes them for its parent."""
+    entry = cache.entry_bytes(_computed(path, content).to_arrays())
+    cache.store_entry(CACHE_KIND, key, entry)
+    return entry
 
 
 @contextlib.contextmanager
@@ -154,7 +176,10 @@ def _collector_paused() -> Iterator[None]:
 
 
 def _from_cache(key: str) -> VocabularyFacts | None:
-    stored = cache.load_arrays(CACHE_KIND, key)
+    return _from_arrays(cache.load_arrays(CACHE_KIND, key))
+
+
+def _from_arrays(stored: dict[str, np.ndarray] | None) -> VocabularyFacts | None:
     if stored is None:
         return None
     try:

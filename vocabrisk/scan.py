@@ -71,7 +71,7 @@ def scan(
         read_options = replace(read_options, text_fields=text_field)
     policy = policy or SpecialTokenPolicy()
     engine = engine or LocalEngine()
-    loaded = model if isinstance(model, LoadedModel) else load_model(model)
+    loaded = model if isinstance(model, LoadedModel) else load_model(model, counted_here=counts_here(engine))
     counted = count_inputs(
         inputs,
         loaded,
@@ -109,6 +109,11 @@ def scan(
         skips=counted.skips,
         skipped_examples=[_skip_dict(s) for s in counted.skipped[:MAX_SKIP_EXAMPLES]],
     )
+
+
+def counts_here(engine: Engine) -> bool:
+    """Whether `engine` counts in this process (with the tokenizer this process loads)."""
+    return engine == LocalEngine()
 
 
 def _skip_dict(skip: Skipped) -> dict:

@@ -26,7 +26,7 @@ from vocabrisk.inputs import profile_or_corpus, saved_profile
 from vocabrisk.model.loaded import LoadedModel, load_model
 from vocabrisk.prior import AUTO, choose_prior
 from vocabrisk.profile import Profile, is_profile
-from vocabrisk.scan import scan
+from vocabrisk.scan import counts_here, scan
 
 DEFAULT_MODEL = "demo"
 
@@ -65,7 +65,7 @@ class ScanSettings:
 
     @cached_property
     def loaded(self) -> LoadedModel:
-        return load_model(self.model)
+        return load_model(self.model, counted_here=counts_here(self.counting_engine))
 
     @cached_property
     def counting_engine(self) -> Engine:

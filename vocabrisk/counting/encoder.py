@@ -9,13 +9,17 @@ skips the offsets that counting never reads. (Where counting runs is `vocabrisk.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
 from vocabrisk.counting.policy import SpecialTokenPolicy
+from vocabrisk.model.vocabulary import read_tokenizer_file
 
 Encoder = Callable[[list[str]], list[np.ndarray]]
+_TOKENIZERS: dict[str, object] = {}  # by sha256 of the file: shared by every encoder of the process
 
 
 def tokenizers_version() -> str:
@@ -33,13 +37,8 @@ def is_fast_api() -> bool:
 
 
 def load_encoder(tokenizer_json: str, policy: SpecialTokenPolicy) -> Encoder:
-    """An encoder applying the policy with truncation and padding off, whatever the file says.
-
-    `tokenizers` is imported here, by the commands that count, not by those that only read profiles.
-    """
-    from tokenizers import Tokenizer
-
-    tokenizer = Tokenizer.from_file(tokenizer_json)
+    """An encoder applying the policy with truncation and padding off, whatever the file says."""
+    tokenizer = load_tokenizer(tokenizer_json)
     if is_fast_api():
         kwargs = {
             "add_special_tokens": policy.add_special_tokens,
@@ -50,7 +49,32 @@ def load_encoder(tokenizer_json: str, policy: SpecialTokenPolicy) -> Encoder:
         return lambda texts: [e.ids_array for e in tokenizer.encode_batch(texts, **kwargs)]
     tokenizer.no_truncation()
     tokenizer.no_padding()
-    tokenizer.encode_special_tokens = policy.split_special_tokens
     encode_batch = getattr(tokenizer, "encode_batch_fast", tokenizer.encode_batch)  # _fast: 0.20.1+
-    add = policy.add_special_tokens
-    return lambda texts: [np.array(e.ids, dtype=np.uint32) for e in encode_batch(texts, add_special_tokens=add)]
+    add, split = policy.add_special_tokens, policy.split_special_tokens
+
+    def encode(texts: list[str]) -> list[np.ndarray]:
+        tokenizer.encode_special_tokens = split  # set per call: the tokenizer is shared by every encoder
+        return [np.array(e.ids, dtype=np.uint32) for e in encode_batch(texts, add_special_tokens=add)]
+
+    return encode
+
+
+def load_tokenizer(tokenizer_json: Path | str):
+    """The file's `tokenizers.Tokenizer`, loaded once per process for each content (seconds for a large
+    vocabulary).
+
+    `tokenizers` is imported here, by the commands that count, not by those that only read profiles.
+    """
+    from tokenizers import Tokenizer
+
+    _, digest = read_tokenizer_file(tokenizer_json)
+    if digest not in _TOKENIZERS:
+        _TOKENIZERS[digest] = Tokenizer.from_file(str(tokenizer_json))
+    return _TOKENIZERS[digest]
+
+
+def preload_tokenizer(tokenizer_json: Path | str) -> None:
+    """Load the file's tokenizer ahead of counting, while this process has nothing else to do. A file
+    it cannot load is passed over: counting loads it again, and reports the error there."""
+    with contextlib.suppress(Exception):
+        load_tokenizer(tokenizer_json)

@@ -8,8 +8,10 @@ made from the model alone is made once: the vocabulary facts here, the prior in
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
+from vocabrisk.counting.encoder import preload_tokenizer
 from vocabrisk.errors import ModelError
 from vocabrisk.facts import VocabularyFacts, load_facts
 from vocabrisk.model.head import HeadInfo, is_encoder, locate_head
@@ -87,9 +89,14 @@ class LoadedModel:
         }
 
 
-def load_model(name: str) -> LoadedModel:
-    """Resolve `name` (`demo`, a folder, a GGUF file, a hub id in the local cache) and read what a scan needs."""
+def load_model(name: str, *, counted_here: bool = False) -> LoadedModel:
+    """Resolve `name` (`demo`, a folder, a GGUF file, a hub id in the local cache) and read what a scan needs.
+
+    `counted_here`: this process will count with the model's tokenizer, so where its vocabulary
+    facts must be computed, the tokenizer is loaded for counting meanwhile (`load_facts`).
+    """
     files = resolve_model(name)
-    vocab = load_facts(files.tokenizer_json)
+    meanwhile = partial(preload_tokenizer, files.tokenizer_json) if counted_here else None
+    vocab = load_facts(files.tokenizer_json, meanwhile)
     head, note = locate_head(files)
     return LoadedModel(files, vocab, head, note)
