@@ -4,7 +4,8 @@ A thread cannot overlap Python work with `tokenizers`' `Tokenizer.from_file`, wh
 the GIL for the whole load (seconds for a 150k-token vocabulary). A forked child can, and
 starts in milliseconds with everything this process has imported, where a fresh interpreter
 would spend half a second importing numpy and vocabrisk again. It is used only where forking
-is safe: where the platform has `fork` and this process runs no other Python thread (whose
+is safe: on Linux (macOS system libraries, numpy's Accelerate among them, are not safe to use
+in a forked child; Windows cannot fork), where this process runs no other Python thread (whose
 locks the child could inherit held), and before `tokenizers` is imported (its thread pool
 warns in a forked child).
 """
@@ -19,7 +20,7 @@ from collections.abc import Callable
 
 
 def can_fork() -> bool:
-    return hasattr(os, "fork") and threading.active_count() == 1 and "tokenizers" not in sys.modules
+    return sys.platform.startswith("linux") and threading.active_count() == 1 and "tokenizers" not in sys.modules
 
 
 def run_beside(work: Callable[[], bytes], meanwhile: Callable[[], object]) -> bytes | None:
