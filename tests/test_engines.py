@@ -257,3 +257,28 @@ def test_a_killed_ray_worker_is_retried(ray_cluster, stream, tmp_path):
     thread.join(60)
     assert "error" not in out, out.get("error")
     assert out["profile"].counts == expected_counts(tmp_path, others)
+
+
+def test_a_job_counts_from_its_tokenizer_file_where_it_is_and_from_a_copy_elsewhere(tmp_path, monkeypatch):
+    """The process that made a job uses the model's own file (already read, maybe already loaded);
+    a worker where that path is missing or holds other content gets a copy made from the job."""
+    import tempfile
+    from dataclasses import replace
+
+    from vocabrisk.corpus import ReadOptions
+    from vocabrisk.counting import SpecialTokenPolicy
+
+    demo = Path(__file__).resolve().parents[1] / "vocabrisk" / "demo_model" / "tokenizer.json"
+    original = tmp_path / "model" / "tokenizer.json"
+    original.parent.mkdir()
+    original.write_bytes(demo.read_bytes())
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    job = CountJob.for_tokenizer(
+        original, vocab_size=4096, policy=SpecialTokenPolicy(), eos_id=None, read_options=ReadOptions()
+    )
+    assert job._tokenizer_file() == original
+    elsewhere = replace(job, tokenizer_path=str(tmp_path / "not-here.json"))
+    copy = elsewhere._tokenizer_file()
+    assert copy.parent == tmp_path / "tmp" / f"vocabrisk-{os.getuid()}" and copy.read_bytes() == demo.read_bytes()
+    original.write_text("{}")  # the path now holds another tokenizer
+    assert job._tokenizer_file() == copy

@@ -80,7 +80,7 @@ def rank(
     """
     plan = plan or TrainingPlan()
     if scan_candidate is None:
-        loaded = model if isinstance(model, LoadedModel) else load_model(model)
+        loaded = model if isinstance(model, LoadedModel) else load_model(model, counted_here=True)
 
         def scan_candidate(path: str) -> Profile:
             return scan([path], loaded)

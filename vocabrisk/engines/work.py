@@ -6,6 +6,7 @@ in Ray tasks on other machines. What a worker needs is one `CountJob`, sent once
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -33,33 +34,43 @@ class CountJob:
     machines need no shared disk and no access to the model's hub or cache.
     """
 
-    tokenizer_json: str
+    tokenizer_json: bytes  # the file's content
     tokenizer_digest: str  # sha256 of tokenizer_json: names the tokenizer's file and cache entry
     vocab_size: int
     policy: SpecialTokenPolicy
     eos_id: int | None
     read_options: ReadOptions
     strict: bool = False
+    tokenizer_path: str | None = None  # where the file is on the machine that made the job
 
     @classmethod
     def for_tokenizer(cls, path: Path | str, **fields) -> CountJob:
         content, digest = read_tokenizer_file(path)
-        return cls(content.decode("utf-8"), digest, **fields)
+        return cls(content, digest, **fields, tokenizer_path=str(path))
 
     def counter(self) -> TokenCounter:
         """This process's counter for the job's tokenizer, loaded once."""
         key = (self.tokenizer_digest, self.vocab_size, self.policy, self.eos_id)
         if key not in _COUNTERS:
-            _COUNTERS[key] = TokenCounter(_materialise(self.tokenizer_json, self.tokenizer_digest), *key[1:])
+            _COUNTERS[key] = TokenCounter(self._tokenizer_file(), *key[1:])
         return _COUNTERS[key]
 
+    def _tokenizer_file(self) -> Path:
+        """The job's tokenizer file: where it was found, if it is there with the same content (the
+        process that made the job has read it already, and may have loaded it), else a copy."""
+        if self.tokenizer_path is not None:
+            with contextlib.suppress(OSError):
+                if read_tokenizer_file(self.tokenizer_path)[1] == self.tokenizer_digest:
+                    return Path(self.tokenizer_path)
+        return _materialise(self.tokenizer_json, self.tokenizer_digest)
 
-def _materialise(text: str, digest: str) -> Path:
+
+def _materialise(content: bytes, digest: str) -> Path:
     """The tokenizer as a file (tokenizers loads from files), named by its content so that
     processes sharing a machine share it and a half-written one is never used."""
     path = Path(tempfile.gettempdir()) / f"vocabrisk-{os.getuid()}" / f"tokenizer-{digest[:32]}.json"
     if not path.exists():
-        write_atomic(path, text, "tokenizer")
+        write_atomic(path, content, "tokenizer")
     return path
 
 
