@@ -34,6 +34,8 @@ from vocabrisk.skips import MAX_SKIP_EXAMPLES, SkipTally
 from vocabrisk.token_table import COLUMNS, TokenTable
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import pandas as pd
     import polars as pl
 
@@ -71,7 +73,7 @@ class Profile:
         cls,
         *,
         counts: TokenCounts,
-        tokens: list[str],  # readable form of each token id
+        tokens: Sequence[str],  # readable form of each token id
         groups: np.ndarray,  # group name of each token id
         special: np.ndarray,  # bool per token id: special tokens are not vocabulary a corpus can cover
         prior: np.ndarray,  # how much the base model relies on each token (sums to 1)

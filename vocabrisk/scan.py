@@ -87,7 +87,7 @@ def scan(
     vocab = loaded.vocab
     return Profile.from_arrays(
         counts=counted.merged.counts,
-        tokens=list(vocab.readable),
+        tokens=vocab.readable,
         groups=vocab.groups,
         special=vocab.special_mask,
         prior=chosen.values,

@@ -214,6 +214,9 @@ class Summary:
         """
         contribution, count, tokens = self.risk.contribution, self.profile.table.count, self.profile.table.token
         rows = np.flatnonzero(contribution > 0)
+        if rows.size > TOP_TOKENS:  # only rows at or above the TOP_TOKENS-th contribution can be listed
+            cut = np.partition(contribution[rows], rows.size - TOP_TOKENS)[rows.size - TOP_TOKENS]
+            rows = rows[contribution[rows] >= cut]
         lengths = np.fromiter(map(len, tokens[rows]), dtype=np.int64, count=rows.size)
         top = rows[np.lexsort((rows, -lengths, count[rows], -contribution[rows]))[:TOP_TOKENS]]
         groups, base, exposure = self.profile.groups, self.risk.prior, self.risk.exposure
