@@ -5,9 +5,10 @@ Every figure is the wall time of a fresh process, from exec to exit, timed by th
 tokenizers and numpy, loads the same tokenizer, counts with plain `encode_batch`), on the
 1.0 engine and on 0.23. A cold cache is an empty XDG_CACHE_HOME; a warm one has the
 tokenizer's facts from an earlier run. Fixed-cost rows take the fastest of `repeats` runs
-(start-up noise only ever adds) and the median of paired differences; corpus rows are one
-run each, all in one go. Fixed costs also show CPU seconds (user + system of the process), which
-a machine shared with other jobs inflates far less than wall time.
+(start-up noise only ever adds) and the median of paired differences; corpus rows take the
+fastest of CORPUS_ROUNDS interleaved rounds and the median of paired ratios, all in one go.
+Fixed costs also show CPU seconds (user + system of the process), which a machine shared with
+other jobs inflates far less than wall time.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from bench_inputs import write_corpus
 HERE = Path(__file__).resolve().parent
 PLAIN = HERE / "plain_count.py"
 RANK_CANDIDATES = 10
+CORPUS_ROUNDS = 3  # a corpus row's rounds: one run each swung the 60 MB ratios by 0.2
 
 
 def cpu_seconds() -> float:
@@ -100,14 +102,21 @@ def fixed_costs(runs: Runs, name: str, model: Path, tiny: Path, repeats: int) ->
 
 
 def corpus_row(runs: Runs, name: str, model: Path, label: str, corpus: Path, megabytes: int, slow: bool) -> None:
-    plain_1, counted = runs.plain("1.0", corpus, model)
+    """CORPUS_ROUNDS interleaved rounds of (plain 1.0, vocabrisk): the fastest of each, and the median
+    over rounds of their ratio; plain 0.23 (minutes on 60 MB) runs once."""
+    rounds = []
+    for _ in range(CORPUS_ROUNDS):
+        plain_1, counted = runs.plain("1.0", corpus, model)
+        scan, report = runs.scan(corpus, model)
+        rounds.append((plain_1, scan))
+    plain_1, scan = (min(times) for times in zip(*rounds, strict=True))
+    ratio = statistics.median(plain / ours for plain, ours in rounds)
     plain_023 = runs.plain("0.23", corpus, model)[0] if slow else None
-    scan, report = runs.scan(corpus, model)
     same = "same" if report.get("tokens") == counted["tokens"] else f"DIFFERENT ({report.get('tokens')})"
     slow_cells = f"{plain_023:>9.1f} s{plain_023 / scan:>9.1f}x" if plain_023 else f"{'-':>11}{'-':>10}"
     print(
-        f"  {name:<14}{label:<8}{megabytes:>5} MB{slow_cells}{plain_1:>9.1f} s{scan:>9.1f} s"
-        f"{plain_1 / scan:>9.2f}x  {counted['tokens']:>13,} tokens {same}"
+        f"  {name:<14}{label:<8}{megabytes:>5} MB{slow_cells}{plain_1:>9.2f} s{scan:>9.2f} s"
+        f"{plain_1 / scan:>9.2f}x{ratio:>9.2f}x  {counted['tokens']:>13,} tokens {same}"
     )
 
 
@@ -158,10 +167,13 @@ def whole_process(shared: Path, pythons: dict[str, Path], models: dict[str, Path
         for name, model in models.items():
             fixed_costs(runs, name, model, tiny, repeats)
 
-        print("\nwhole process, scan of a corpus (warm cache; one run each)")
+        print(
+            f"\nwhole process, scan of a corpus (warm cache; fastest of {CORPUS_ROUNDS} interleaved rounds; median:"
+            " of the rounds' ratios; 0.23 one run)"
+        )
         print(
             f"  {'tokenizer':<14}{'corpus':<16}{'0.23 plain':>11}{'vs 0.23':>10}{'1.0 plain':>11}{'vocabrisk':>11}"
-            f"{'vs 1.0':>10}  counts"
+            f"{'vs 1.0':>10}{'median':>10}  counts"
         )
         for name, model in models.items():
             for label, corpus in corpora.items():
