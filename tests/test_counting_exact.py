@@ -10,8 +10,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from vocabrisk.counting import SpecialTokenPolicy, TokenCounter, TokenCounts
+from vocabrisk.counting.counts import utf8_size
 from vocabrisk.model import load_vocabulary
 
 VECTORS = {"gpt-2": "gpt2", "mpt": "gpt-neox-20b", "llama-spm": "llama2", "bert-bge": "bert-base-uncased"}
@@ -74,3 +77,8 @@ def test_special_token_strings_in_text_follow_the_policy(shared_data):
 def test_token_counts_reject_mismatched_vocabularies():
     with pytest.raises(ValueError, match="cannot add counts"):
         TokenCounts.zeros(3) + TokenCounts.zeros(4)
+
+
+@given(st.text())
+def test_utf8_size_is_the_length_of_the_utf8_encoding(text):
+    assert utf8_size(text) == len(text.encode("utf-8", errors="surrogatepass"))

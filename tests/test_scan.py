@@ -76,6 +76,16 @@ def test_scan_counts_equal_plain_encoding_of_each_document(shared_data):
     np.testing.assert_array_equal(profile.counts.counts, np.bincount(ids, minlength=profile.vocab_size))
 
 
+def test_text_bytes_are_the_utf8_size_of_the_documents(shared_data, tmp_path):
+    """A profile's bytes are its documents' UTF-8 bytes, whatever their script."""
+    german = shared_data / "corpora" / "de-grimm" / "de-grimm.txt"
+    assert scan([str(german)], "demo").text_bytes == german.stat().st_size
+    texts = ["plain ASCII", "Märchen", "행 7", "emoji 🙂", ""]
+    records = tmp_path / "records.jsonl"
+    records.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts), encoding="utf-8")
+    assert scan([str(records)], "demo").text_bytes == sum(len(t.encode("utf-8")) for t in texts)
+
+
 def test_cli_scan_prints_a_report_and_saves_the_profile(tmp_path):
     result = run("scan", str(SAMPLES), "--model", "demo", "--out", str(tmp_path / "out"))
     assert result.exit_code == 0, result.output

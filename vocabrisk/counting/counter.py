@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vocabrisk.counting.counts import TokenCounts
+from vocabrisk.counting.counts import TokenCounts, utf8_size
 from vocabrisk.counting.encoder import load_encoder, tokenizers_version
 from vocabrisk.counting.pieces import LongDocument, cut_rule, matched_added_tokens
 from vocabrisk.counting.policy import SpecialTokenPolicy
@@ -73,7 +73,7 @@ class TokenCounter:
             counts += np.bincount(np.concatenate(self._encode(texts)), minlength=self.vocab_size)
             if self.policy.append_eos:
                 counts[self.eos_id] += len(texts)
-        return TokenCounts(counts, documents=len(texts), text_bytes=sum(len(t.encode("utf-8")) for t in texts))
+        return TokenCounts(counts, documents=len(texts), text_bytes=sum(map(utf8_size, texts)))
 
     def long_document(self) -> LongDocument:
         """A counter for one document that arrives in pieces (see `vocabrisk.counting.pieces`)."""

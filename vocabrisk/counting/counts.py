@@ -46,3 +46,8 @@ class TokenCounts:
             and np.array_equal(self.counts, other.counts)
             and (self.documents, self.text_bytes) == (other.documents, other.text_bytes)
         )
+
+
+def utf8_size(text: str) -> int:
+    """The UTF-8 bytes of `text`, without encoding an ASCII one (CPython knows a string is ASCII)."""
+    return len(text) if text.isascii() else len(text.encode("utf-8"))

@@ -30,7 +30,7 @@ import json
 
 import numpy as np
 
-from vocabrisk.counting.counts import TokenCounts
+from vocabrisk.counting.counts import TokenCounts, utf8_size
 
 SPLIT_BEFORE_SPACE = "split-before-space"
 SENTENCEPIECE_WORDS = "sentencepiece-words"
@@ -136,7 +136,7 @@ class LongDocument:
     def add(self, texts: list[str], first_part: int) -> TokenCounts:
         """Take the next pieces; the counts of what could be encoded now."""
         rule, counter = self.counter.cut_rule, self.counter
-        text_bytes = sum(len(t.encode("utf-8")) for t in texts)
+        text_bytes = sum(map(utf8_size, texts))
         counts = np.zeros(counter.vocab_size, dtype=np.int64)
         if rule == SPLIT_BEFORE_SPACE:
             counts += counter.encode_plain(texts)
