@@ -171,12 +171,12 @@ def test_out_folder_that_is_not_a_profile_is_never_overwritten(tmp_path):
 
 
 def test_failed_save_leaves_no_half_written_profile(sample_profile, tmp_path, monkeypatch):
-    import polars as pl
+    import pyarrow.parquet as pq
 
     def broken(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr(pl.DataFrame, "write_parquet", broken)
+    monkeypatch.setattr(pq, "write_table", broken)
     with pytest.raises(OSError, match="disk full"):
         sample_profile.save(tmp_path / "out")
     assert list(tmp_path.iterdir()) == []

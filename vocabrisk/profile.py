@@ -98,11 +98,11 @@ class Profile:
         """One entry per token id in each column: token, group, special, count, prior, reference_count."""
         if not isinstance(self.per_token, Path):
             return self.per_token
-        import polars as pl
+        import pyarrow as pa
 
         try:
             return TokenTable.read_parquet(self.per_token)
-        except (OSError, ValueError, pl.exceptions.PolarsError) as exc:
+        except (OSError, ValueError, pa.ArrowException) as exc:
             raise ProfileError(
                 f"{self.per_token.parent}: profile is corrupt ({exc})", hint="scan the corpus again"
             ) from exc
@@ -289,18 +289,19 @@ class Profile:
                 f"{folder}: not a vocabrisk profile (needs {PROFILE_JSON} and {TOKENS_PARQUET})",
                 hint="create one with `vocabrisk scan CORPUS --model MODEL --out DIR`",
             )
-        import polars as pl
+        import pyarrow as pa
+        import pyarrow.parquet as pq
 
         try:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
-            missing = set(COLUMNS) - set(pl.read_parquet_schema(table_path))  # the footer only: the rows on first use
+            missing = set(COLUMNS) - set(pq.read_schema(table_path).names)  # the footer only: the rows on first use
             if missing:
                 raise ValueError(f"{TOKENS_PARQUET} lacks the columns {', '.join(sorted(missing))}")
             old_text = None
             if (folder / OLD_TEXT_NPZ).exists():
                 with np.load(folder / OLD_TEXT_NPZ) as saved:
                     old_text = OldText(saved["ids"].astype(np.int64), saved["starts"].astype(np.int64))
-        except (OSError, ValueError, KeyError, pl.exceptions.PolarsError) as exc:
+        except (OSError, ValueError, KeyError, pa.ArrowException) as exc:
             raise ProfileError(f"{folder}: profile is corrupt ({exc})", hint="scan the corpus again") from exc
         if meta.get("format_version") != FORMAT_VERSION:
             raise ProfileError(
