@@ -132,7 +132,7 @@ class Profile:
 
     def column(self, name: str) -> np.ndarray:
         """One column of the table as a numpy array, by its `tokens.parquet` name."""
-        return self.table.token_id if name == "token_id" else self.table.column(name)
+        return self.table.column(name)
 
     @property
     def counts(self) -> TokenCounts:

@@ -27,7 +27,15 @@ if TYPE_CHECKING:
 
 TOP_TOKENS = 15
 USAGE_BANDS = 10
-RISK_COLUMNS = ("coverable", "share", "base_share", "exposure", "contribution", "starved")
+# The columns a summary adds to the profile's, and where each comes from: (profile or risk, attribute).
+RISK_COLUMNS = {
+    "coverable": ("profile", "coverable"),
+    "share": ("profile", "shares"),
+    "base_share": ("risk", "prior"),
+    "exposure": ("risk", "exposure"),
+    "contribution": ("risk", "contribution"),
+    "starved": ("risk", "starved"),
+}
 RISK_MEANING = (
     "starved usage: prior-weighted share of output-head rows expected to drift under one-sided Adam updates "
     "(secondary: it names the rows, the forecast ranks corpora)"
@@ -115,16 +123,10 @@ class Summary:
         """A profile column (`vocabrisk.token_table.COLUMNS`) or one the risk adds: coverable, share (of
         the corpus), base_share (the prior over coverable rows), exposure, contribution (base_share ×
         exposure) and starved."""
-        p, r = self.profile, self.risk
-        added = {
-            "coverable": lambda: p.coverable,
-            "share": lambda: p.shares,
-            "base_share": lambda: r.prior,
-            "exposure": lambda: r.exposure,
-            "contribution": lambda: r.contribution,
-            "starved": lambda: r.starved,
-        }
-        return added[name]() if name in added else p.column(name)
+        if name not in RISK_COLUMNS:
+            return self.profile.column(name)
+        owner, attribute = RISK_COLUMNS[name]
+        return getattr(getattr(self, owner), attribute)
 
     def to_polars(self) -> pl.DataFrame:
         """The profile's table with the risk's columns, one row per token id, to explore in a notebook.
@@ -192,7 +194,7 @@ class Summary:
         shares, base, contribution = (self.column(name) for name in ("share", "base_share", "contribution"))
         result = [
             GroupRisk(
-                group=str(name),
+                group=name,
                 rows=int(ids.size),
                 used=int((count[ids] > 0).sum()),
                 absent=int((count[ids] == 0).sum()),

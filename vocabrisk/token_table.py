@@ -62,6 +62,7 @@ class TokenTable:
         return np.arange(self.size, dtype=np.int64)
 
     def column(self, name: str) -> np.ndarray | None:
+        """One column by its `tokens.parquet` name (`token_id` too)."""
         if name not in COLUMNS:
             raise KeyError(f"no token column {name!r}; the columns are {', '.join(COLUMNS)}")
         return getattr(self, name)
