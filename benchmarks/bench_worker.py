@@ -63,7 +63,7 @@ def plain(corpus: str, tokenizer_dir: str) -> dict:
 
 def vocabrisk(corpus: str, tokenizer_dir: str) -> dict:
     from vocabrisk.counting.encoder import tokenizers_version
-    from vocabrisk.scan import scan
+    from vocabrisk.scanning import scan
 
     profile = scan([corpus], tokenizer_dir)
     c = profile.counts

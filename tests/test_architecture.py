@@ -29,7 +29,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("inputs counted", ["count"]),
     ("the profile, and whether an input is a saved one", ["profile", "inputs"]),
     ("the prior of a run", ["prior"]),
-    ("scan: counts and prior assembled into a profile", ["scan"]),
+    ("scan: counts and prior assembled into a profile", ["scanning"]),
     ("what a profile says", ["risk", "forecast", "summary"]),
     ("decisions", ["compare", "gate", "advice", "calibrate"]),
     ("reports", ["report", "report.*"]),

@@ -4,17 +4,14 @@ tests/test_prior.py)."""
 
 from __future__ import annotations
 
-import importlib
 import os
 import subprocess
 import sys
 from pathlib import Path
 
-from vocabrisk import compare, facts, forked
+from vocabrisk import compare, facts, forked, scanning
 from vocabrisk.counting import counter, encoder
 from vocabrisk.engines import work
-
-scanning = importlib.import_module("vocabrisk.scan")  # the module; `vocabrisk.scan` is the function
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
 HEAVY = [
@@ -41,6 +38,26 @@ def test_the_command_line_imports_no_heavy_library_before_a_command_needs_it():
     assert not [m for m in HEAVY if m in loaded]
 
 
+# The stages of a count: what `--help`, `diff` and a gate on a saved profile never run.
+COUNTING = {"vocabrisk.scanning", "vocabrisk.prior", "vocabrisk.count", "vocabrisk.facts", "vocabrisk.model.loaded"}
+
+
+def test_the_package_exports_its_api_on_first_use():
+    code = (
+        "import sys, inspect, vocabrisk; assert 'vocabrisk.scanning' not in sys.modules;"
+        "print(all(getattr(vocabrisk, name) is not None for name in vocabrisk.__all__),"
+        "inspect.isfunction(vocabrisk.scan), 'vocabrisk.scanning' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["True", "True", "True"]
+
+
+def test_help_imports_no_stage_and_no_report():
+    loaded = modules_after("from vocabrisk.cli import main; main(['--help'], standalone_mode=False)")
+    stages = COUNTING | {"vocabrisk.summary", "vocabrisk.advice", "vocabrisk.compare", "vocabrisk.report.ci"}
+    assert "vocabrisk.cli" in loaded and not stages & loaded
+
+
 def test_reading_a_saved_profile_needs_no_tokenizers(tmp_path):
     saved = scanning.scan([str(SAMPLES / "korean-notes.txt")], "demo").save(tmp_path / "profile")
     loaded = modules_after(f"from vocabrisk.profile import Profile; Profile.load({str(saved)!r}).table")
@@ -54,6 +71,7 @@ def test_gating_a_saved_profile_loads_no_model_and_no_heavy_library_but_the_tabl
     assert "vocabrisk.gate" in loaded and [m for m in HEAVY if m in loaded] == [
         "pyarrow"
     ]  # pyarrow reads tokens.parquet itself
+    assert not COUNTING & loaded
 
 
 def test_rank_does_the_per_vocabulary_work_once(monkeypatch):

@@ -7,10 +7,9 @@ from dataclasses import replace
 
 import click
 from click.core import ParameterSource
-from rich.console import Console
+from rich.console import Console  # imported by cli_output already
 
 from vocabrisk._version import __version__
-from vocabrisk.advice import advise
 from vocabrisk.cli_options import (
     calibrate_options,
     config_option,
@@ -27,12 +26,12 @@ from vocabrisk.cli_options import (
     verify_run_options,
 )
 from vocabrisk.cli_output import DEBUG, check_outputs, log_lines, progress_bar, report_console, report_errors
-from vocabrisk.compare import diff, rank
 from vocabrisk.config import load_config, training_plan
 from vocabrisk.corpus.hf_stream import input_for
 from vocabrisk.errors import VocabriskError
-from vocabrisk.profile import Profile
-from vocabrisk.summary import Summary
+
+# Each command imports the stages it runs in its body, so that none pays for another's
+# (`--help` and a gate on a saved profile import no counting or prior code).
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -64,6 +63,9 @@ def scan_command(inputs, settings, quiet, checkpoint, resume, hf_datasets, split
                  force, output_format):  # fmt: skip
     """Profile corpora (files, folders, globs, URLs such as s3://bucket/prefix/, or - for stdin) against
     MODEL's vocabulary and head; a saved profile is read as it was saved."""
+    from vocabrisk.advice import advise
+    from vocabrisk.summary import Summary
+
     inputs = [*inputs, *(input_for(name, split) for name in hf_datasets)]
     if not inputs:
         raise click.UsageError("name a corpus: files, folders, globs, URLs, - for stdin, or --hf-dataset NAME")
@@ -101,6 +103,8 @@ def rank_command(candidates, settings, quiet, plan_flags, config_file, output_fo
 
     Each CANDIDATE is one corpus: a file, a folder, a quoted glob, or a saved profile (not rescanned).
     """
+    from vocabrisk.compare import rank
+
     plan = training_plan(plan_flags, config_file)
     settings = replace(settings, progress=progress_bar(quiet or output_format == "json")).ready()
     ranked = rank(list(candidates), settings.loaded, plan, scan_candidate=settings.scan)
@@ -122,6 +126,9 @@ def rank_command(candidates, settings, quiet, plan_flags, config_file, output_fo
 @report_errors
 def diff_command(old, new, plan_flags, config_file, output_format):
     """What changed between two saved profiles of the same model: risk, starved rows, groups."""
+    from vocabrisk.compare import diff
+    from vocabrisk.profile import Profile
+
     result = diff(Profile.load(old), Profile.load(new), training_plan(plan_flags, config_file))
     if output_format == "json":
         click.echo(json.dumps({"old": old, "new": new, **result}, indent=2))
@@ -150,7 +157,9 @@ def gate_command(ctx, inputs, settings, quiet, plan_flags, config_file, out, for
     """
     from vocabrisk.gate import evaluate
     from vocabrisk.outputs import write_atomic
+    from vocabrisk.profile import Profile
     from vocabrisk.report.ci import format_result, render_text
+    from vocabrisk.summary import Summary
 
     config = load_config(config_file)
     plan = config.training_plan(plan_flags)
@@ -185,7 +194,9 @@ def report_command(profiles, plan_flags, html_path, markdown_path, config_file):
     `vocabrisk scan CORPUS --out DIR` or `vocabrisk gate CORPUS --out DIR`. The training plan
     comes from flags, else from the same configuration file as the gate's limits.
     """
+    from vocabrisk.compare import rank
     from vocabrisk.outputs import write_atomic
+    from vocabrisk.profile import Profile
     from vocabrisk.report.content import build_report
     from vocabrisk.report.html import render_html
     from vocabrisk.report.markdown import render_markdown

@@ -14,7 +14,7 @@ import click
 
 from vocabrisk.engines import ENGINES
 from vocabrisk.plan import LR_SCHEDULES, SETTINGS, SOURCE_SETTINGS, TRAINS, TrainingPlan
-from vocabrisk.report.ci import FORMATS as GATE_FORMATS
+from vocabrisk.report import CI_FORMATS as GATE_FORMATS
 from vocabrisk.settings import DEFAULT_MODEL, ScanSettings
 
 

@@ -20,7 +20,6 @@ from rich.markup import escape as escape_markup
 
 from vocabrisk.errors import UsageError, VocabriskError
 from vocabrisk.outputs import check_writable
-from vocabrisk.profile import check_profile_target
 
 EXIT_INPUT_ERROR = 2  # bad input, usage or any other error: the command could not do its job
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped with Ctrl-C
@@ -98,6 +97,8 @@ def check_outputs(out: Path | str | None = None, force: bool = False, reports=()
     OUT is a profile folder (replaced only with FORCE), REPORTS are files ("-" is stdout), CHECKPOINT a folder.
     """
     if out:
+        from vocabrisk.profile import check_profile_target
+
         check_profile_target(out, force)
     for path in reports:
         if path != "-":

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from vocabrisk.errors import ProfileError
 from vocabrisk.inputs import profile_or_corpus
-from vocabrisk.model.loaded import LoadedModel, load_model
 from vocabrisk.plan import TrainingPlan
 from vocabrisk.profile import Profile
-from vocabrisk.scan import scan
 from vocabrisk.summary import Summary
+
+if TYPE_CHECKING:
+    from vocabrisk.model.loaded import LoadedModel
 
 DIFF_TOKENS = 15
 
@@ -80,6 +82,9 @@ def rank(
     """
     plan = plan or TrainingPlan()
     if scan_candidate is None:
+        from vocabrisk.model.loaded import LoadedModel, load_model  # a count's stages: not for `diff` or the gate
+        from vocabrisk.scanning import scan
+
         loaded = model if isinstance(model, LoadedModel) else load_model(model, counted_here=True)
 
         def scan_candidate(path: str) -> Profile:

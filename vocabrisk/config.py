@@ -32,12 +32,15 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vocabrisk.errors import UsageError, VocabriskError
-from vocabrisk.gate import Thresholds
 from vocabrisk.plan import PlanError, TrainingPlan, check_settings, resolve_plan
-from vocabrisk.report.ci import FORMATS as REPORT_FORMATS
+from vocabrisk.report import CI_FORMATS as REPORT_FORMATS
 from vocabrisk.settings import DEFAULT_MODEL
+
+if TYPE_CHECKING:
+    from vocabrisk.gate import Thresholds
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -97,6 +100,8 @@ class Config:
         max_skipped_share) to their values; REPORTS are the FORMAT=PATH texts of --report; OUT is
         where the profile is saved, which must not be the baseline.
         """
+
+        from vocabrisk.gate import Thresholds  # the decisions are imported by the command that makes them
 
         def pick(name: str):
             return flags[name] if name in flags else getattr(self, name)

@@ -27,12 +27,9 @@ from vocabrisk.engines import CountJob, Engine, LocalEngine
 from vocabrisk.errors import InputError, ModelError, ProfileError
 from vocabrisk.model.loaded import LoadedModel
 from vocabrisk.old_text import OLD_TEXT_TOKENS, OldText
-from vocabrisk.prior_formulas import counts_prior, head_prior
+from vocabrisk.prior_formulas import AUTO, PRIORS, counts_prior, head_prior
 from vocabrisk.profile import Profile
 from vocabrisk.self_samples import SamplingPlan, self_sample_counts
-
-AUTO = "auto"
-PRIORS = (AUTO, "head", "tokenizer", "self-samples")
 
 
 @dataclass(frozen=True)

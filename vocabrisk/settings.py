@@ -5,6 +5,10 @@ special-token flags, --reference, --prior, --engine); they become one ScanSettin
 loads the model, starts the engine and counts the reference once per command, however many
 corpora the command then counts. Whether an input is a saved profile or a corpus is decided
 in `vocabrisk.inputs`, the same way for every input.
+
+The stages a method runs are imported in it: the CLI builds a ScanSettings for every command
+that takes corpus flags, and `--help` or a gate on a saved profile should not load the
+counting, prior and scanning code that only a count needs.
 """
 
 from __future__ import annotations
@@ -17,16 +21,17 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vocabrisk.corpus import ReadOptions
 from vocabrisk.counting import SpecialTokenPolicy
 from vocabrisk.engines import Engine, engine_for
 from vocabrisk.errors import InputError, UsageError
-from vocabrisk.inputs import profile_or_corpus, saved_profile
-from vocabrisk.model.loaded import LoadedModel, load_model
-from vocabrisk.prior import AUTO, choose_prior
-from vocabrisk.profile import Profile, is_profile
-from vocabrisk.scan import counts_here, scan
+from vocabrisk.prior_formulas import AUTO
+
+if TYPE_CHECKING:
+    from vocabrisk.model.loaded import LoadedModel
+    from vocabrisk.profile import Profile
 
 DEFAULT_MODEL = "demo"
 
@@ -65,6 +70,9 @@ class ScanSettings:
 
     @cached_property
     def loaded(self) -> LoadedModel:
+        from vocabrisk.model.loaded import load_model
+        from vocabrisk.scanning import counts_here
+
         return load_model(self.model, counted_here=counts_here(self.counting_engine))
 
     @cached_property
@@ -75,6 +83,9 @@ class ScanSettings:
     def prior_reference(self) -> Profile | list[str] | str:
         """What makes the prior: the --reference saved profile, or the --reference text (read with the corpus's
         options, once per command, its start kept as the forecast's old text, as the API does), or AUTO."""
+        from vocabrisk.inputs import saved_profile
+        from vocabrisk.profile import Profile
+
         if not self.reference:
             return AUTO
         self._check_found(self.reference, "--reference")
@@ -83,6 +94,8 @@ class ScanSettings:
 
     def ready(self) -> ScanSettings:
         """Load the model, start the engine and count the reference now, so a bad one fails before any corpus."""
+        from vocabrisk.prior import choose_prior
+
         loaded, reference = self.loaded, self.prior_reference
         choose_prior(loaded, self.policy, reference, self.prior, self.counting_engine, self.read_options)
         return self
@@ -93,10 +106,14 @@ class ScanSettings:
 
     def profile_of(self, inputs: Sequence[str], checkpoint: str | None = None, resume: bool = False) -> Profile:
         """The saved profile INPUTS name, as it was saved; else the corpus they name, counted (`scan`)."""
+        from vocabrisk.inputs import profile_or_corpus
+
         return profile_or_corpus(inputs, functools.partial(self.scan, checkpoint=checkpoint, resume=resume))
 
     def counts_of(self, inputs: Sequence[str], option: str) -> Profile:
         """A --mix corpus: the saved profile INPUTS name, or the counts of a corpus with no prior of its own."""
+        from vocabrisk.inputs import profile_or_corpus
+
         self._check_found(inputs, option)
         return profile_or_corpus(inputs, functools.partial(self._count, reference=None, prior="tokenizer"))
 
@@ -108,6 +125,8 @@ class ScanSettings:
 
     def old_text(self) -> list[str] | None:
         """--reference as the old text `verify` measures forgetting on (None: the model's own); it decides the prior."""
+        from vocabrisk.profile import is_profile
+
         if any(is_profile(path) for path in self.reference):
             raise InputError("verify measures forgetting on old text: --reference must be text, not a saved profile")
         if self.prior != AUTO:
@@ -115,6 +134,8 @@ class ScanSettings:
         return list(self.reference) or None
 
     def _count(self, inputs, reference, prior: str, checkpoint: Path | str | None = None, resume=False) -> Profile:
+        from vocabrisk.scanning import scan
+
         with self.progress() as progress:
             return scan(
                 [inputs] if isinstance(inputs, str) else list(inputs),

@@ -26,7 +26,7 @@ from vocabrisk.errors import InputError
 from vocabrisk.forecast import Calibration, Drive, competition, model_key, save_calibration
 from vocabrisk.model.loaded import LoadedModel, load_model
 from vocabrisk.risk import assess
-from vocabrisk.scan import scan
+from vocabrisk.scanning import scan
 from vocabrisk.verify.data import load_streams, read_documents, windows
 from vocabrisk.verify.measure import final_hidden, matrix_loss, output_matrix
 from vocabrisk.verify.run import load_causal_lm

@@ -25,7 +25,7 @@ from vocabrisk.counting import SpecialTokenPolicy
 from vocabrisk.errors import InputError, ModelError
 from vocabrisk.model.loaded import LoadedModel, load_model
 from vocabrisk.risk import never_seen_share, unigram_kl
-from vocabrisk.scan import scan
+from vocabrisk.scanning import scan
 from vocabrisk.self_samples import self_generated
 from vocabrisk.summary import Summary
 from vocabrisk.verify.data import load_streams, windows, write_text
