@@ -8,8 +8,10 @@ each command of `vocabrisk.cli`); exit codes 0 and 1 are the commands' own.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
+import gc
 import os
 import sys
 from pathlib import Path
@@ -24,6 +26,11 @@ from vocabrisk.outputs import check_writable
 EXIT_INPUT_ERROR = 2  # bad input, usage or any other error: the command could not do its job
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped with Ctrl-C
 DEBUG = "vocabrisk.debug"
+
+# The interpreter's teardown runs the cycle collector over every object left, and a scan leaves
+# object arrays of every token's text: 0.06 s at exit for a 150k vocabulary, where plain Python
+# exits in 0.03 s. Nothing collectable is left to find by then; frozen objects are still freed.
+atexit.register(gc.freeze)
 
 
 def report_errors(command):

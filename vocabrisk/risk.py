@@ -34,10 +34,12 @@ def exposure(shares: np.ndarray, plan: TrainingPlan) -> np.ndarray:
     memory = max(round(plan.memory_steps), 1)
     q = np.exp(-np.asarray(shares, dtype=np.float64) * plan.tokens_per_step)
     horizon = min(steps, memory)
+    q_memory = q**memory
+    q_horizon = q_memory if horizon == memory else q**horizon  # a run as long as the memory, or longer
     # sum_{t=1..horizon} q^t, written to stay exact as q → 1
     with np.errstate(divide="ignore", invalid="ignore"):
-        ramp = np.where(q < 1.0, q * (1.0 - q**horizon) / (1.0 - q), float(horizon))
-    plateau = (steps - horizon) * q**memory
+        ramp = np.where(q < 1.0, q * (1.0 - q_horizon) / (1.0 - q), float(horizon))
+    plateau = (steps - horizon) * q_memory
     return np.clip((ramp + plateau) / steps, 0.0, 1.0)
 
 
