@@ -7,7 +7,6 @@ from dataclasses import replace
 
 import click
 from click.core import ParameterSource
-from rich.console import Console  # imported by cli_output already
 
 from vocabrisk._version import __version__
 from vocabrisk.cli_options import (
@@ -25,7 +24,15 @@ from vocabrisk.cli_options import (
     verify_options,
     verify_run_options,
 )
-from vocabrisk.cli_output import DEBUG, check_outputs, log_lines, progress_bar, report_console, report_errors
+from vocabrisk.cli_output import (
+    DEBUG,
+    check_outputs,
+    log_lines,
+    progress_bar,
+    report_console,
+    report_errors,
+    stderr_console,
+)
 from vocabrisk.config import load_config, training_plan
 from vocabrisk.corpus.hf_stream import input_for
 from vocabrisk.errors import VocabriskError
@@ -87,7 +94,7 @@ def scan_command(inputs, settings, quiet, checkpoint, resume, hf_datasets, split
 
     render_scan(summary, advice, report_console())
     if out:
-        Console(stderr=True).print(f"profile saved to {out}")
+        stderr_console().print(f"profile saved to {out}")
 
 
 @main.command("rank")
@@ -206,7 +213,7 @@ def report_command(profiles, plan_flags, html_path, markdown_path, config_file):
     check_outputs(reports=[path for path in (html_path, markdown_path) if path])
     plan = training_plan(plan_flags, config_file)
     report = build_report(rank(list(profiles), plan=plan, scan_candidate=Profile.load))
-    err = Console(stderr=True, highlight=False)
+    err = stderr_console()
     for path, render in ((html_path, render_html), (markdown_path, render_markdown)):
         if path == "-":
             click.echo(render(report), nl=False)
@@ -253,7 +260,7 @@ def verify_command(inputs, settings, quiet, compare_eps, head_eps, heldout_share
         from vocabrisk.verify.report import plot_verify
 
         plot_verify(result, plot_path)
-        Console(stderr=True, highlight=False).print(f"plot written to {plot_path}")
+        stderr_console().print(f"plot written to {plot_path}")
     if output_format == "json":
         click.echo(json.dumps(result.report, indent=2))
         return

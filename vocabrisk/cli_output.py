@@ -15,13 +15,15 @@ import gc
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.markup import escape as escape_markup
 
 from vocabrisk.errors import UsageError, VocabriskError
 from vocabrisk.outputs import check_writable
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 EXIT_INPUT_ERROR = 2  # bad input, usage or any other error: the command could not do its job
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped with Ctrl-C
@@ -43,7 +45,6 @@ def report_errors(command):
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
-        err = Console(stderr=True, highlight=False)
         debug = click.get_current_context().meta.get(DEBUG) or os.environ.get("VOCABRISK_DEBUG")
         try:
             return command(*args, **kwargs)
@@ -54,12 +55,9 @@ def report_errors(command):
         except VocabriskError as exc:
             if debug:
                 raise
-            # escaped: messages quote paths, TOML tables and extras (`vocabrisk[report]`) that look like markup
-            err.print(f"[bold red]error:[/] {escape_markup(exc.message)}", markup=True)
-            if exc.hint:
-                err.print(f"[dim]hint:[/] {escape_markup(exc.hint)}", markup=True)
+            _print_error(exc.message, exc.hint)
         except KeyboardInterrupt:
-            err.print("[bold red]interrupted[/]: nothing was written", markup=True)
+            stderr_console().print("[bold red]interrupted[/]: nothing was written", markup=True)
             sys.exit(EXIT_INTERRUPTED)
         except (click.ClickException, click.exceptions.Exit):
             raise
@@ -67,22 +65,43 @@ def report_errors(command):
             if debug:
                 raise
             what = f"{exc.filename}: {exc.strerror}" if isinstance(exc, OSError) and exc.filename else str(exc)
-            err.print(f"[bold red]error:[/] {escape_markup(f'{type(exc).__name__}: {what}')}", markup=True)
-            err.print("[dim]hint:[/] rerun with --debug for the traceback, and report it if the input is valid",
-                      markup=True)  # fmt: skip
+            _print_error(f"{type(exc).__name__}: {what}",
+                         "rerun with --debug for the traceback, and report it if the input is valid")  # fmt: skip
         sys.exit(EXIT_INPUT_ERROR)
 
     return wrapper
 
 
+def stderr_console() -> Console:
+    """The console for errors and log lines. rich is imported by the commands that print through it:
+    a quiet JSON scan that succeeds never does."""
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)
+
+
+def _print_error(message: str, hint: str | None) -> None:
+    from rich.markup import escape
+
+    err = stderr_console()
+    # escaped: messages quote paths, TOML tables and extras (`vocabrisk[report]`) that look like markup
+    err.print(f"[bold red]error:[/] {escape(message)}", markup=True)
+    if hint:
+        err.print(f"[dim]hint:[/] {escape(hint)}", markup=True)
+
+
 def log_lines(quiet: bool):
     """Where verify and calibrate say what they are doing: dimmed on stderr, or nowhere."""
-    err = Console(stderr=True, highlight=False)
-    return (lambda _message: None) if quiet else (lambda message: err.print(f"[dim]{message}[/]"))
+    if quiet:
+        return lambda _message: None
+    err = stderr_console()
+    return lambda message: err.print(f"[dim]{message}[/]")
 
 
 def report_console() -> Console:
     """The report console; wide enough for the tables when stdout is a pipe or a CI log."""
+    from rich.console import Console
+
     console = Console()
     return console if console.is_terminal else Console(width=160)
 
@@ -90,8 +109,12 @@ def report_console() -> Console:
 def progress_bar(quiet: bool):
     """What makes the progress display of each count: a live bar on an interactive terminal; nothing in CI,
     pipes or --quiet."""
+    if quiet:
+        return contextlib.nullcontext
+    from rich.console import Console
+
     console = Console(stderr=True)
-    if quiet or not console.is_terminal:
+    if not console.is_terminal:
         return contextlib.nullcontext
     from vocabrisk.report.progress import RichScanProgress
 

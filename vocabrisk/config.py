@@ -42,11 +42,6 @@ from vocabrisk.settings import DEFAULT_MODEL
 if TYPE_CHECKING:
     from vocabrisk.gate import Thresholds
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10 reads TOML through the backport
-    import tomli as tomllib
-
 CONFIG_FILE = "vocabrisk.toml"
 PYPROJECT = "pyproject.toml"
 
@@ -175,6 +170,10 @@ def load_config(path: Path | str | None = None, start: Path | None = None) -> Co
 
 
 def _read(path: Path) -> dict:
+    if sys.version_info >= (3, 11):  # imported only where there is a file to read
+        import tomllib
+    else:  # pragma: no cover - Python 3.10 reads TOML through the backport
+        import tomli as tomllib
     try:
         with path.open("rb") as file:
             return tomllib.load(file)

@@ -12,8 +12,6 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from typing import BinaryIO
 
-import zstandard
-
 from vocabrisk.corpus.datatypes import Source
 from vocabrisk.corpus.remote import is_url, open_url
 
@@ -122,6 +120,8 @@ class ZstdReader(io.RawIOBase):
 
     def __init__(self, raw: io.RawIOBase):
         super().__init__()
+        import zstandard  # for zstd files only
+
         self._raw = raw
         self._context = zstandard.ZstdDecompressor()
         self._frame = None  # decompressor of the frame in progress, None between frames

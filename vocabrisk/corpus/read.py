@@ -9,8 +9,6 @@ import sys
 import zlib
 from collections.abc import Callable, Iterator
 
-import zstandard
-
 from vocabrisk.corpus.compression import open_stream
 from vocabrisk.corpus.datatypes import Document, ReadOptions, Skipped, Source
 from vocabrisk.corpus.delimited import read_delimited
@@ -52,10 +50,15 @@ _READ_ERRORS = (
     EOFError,
     zlib.error,
     lzma.LZMAError,
-    zstandard.ZstdError,
     csv.Error,
     TooLarge,
 )
+
+
+def _is_zstd_error(exc: BaseException) -> bool:
+    """Where zstandard was never imported (no .zst file opened), no zstd error was raised."""
+    zstd = sys.modules.get("zstandard")
+    return zstd is not None and isinstance(exc, zstd.ZstdError)
 
 
 def _is_arrow_error(exc: BaseException) -> bool:
@@ -84,7 +87,7 @@ def read_source(
             with open_stream(source, tally) as (stream, compression):
                 yield from _STREAM_READERS[source.format](stream, source, options, position)
     except Exception as exc:
-        if not isinstance(exc, _READ_ERRORS) and not _is_arrow_error(exc):
+        if not isinstance(exc, _READ_ERRORS) and not _is_zstd_error(exc) and not _is_arrow_error(exc):
             raise
         reason = f"{_describe(exc, source.format, compression)}; {position.counted()}"
         rest = None if source.size is None else max(source.size - tally.total, 0)

@@ -7,7 +7,6 @@ many workers the shards were counted.
 
 from __future__ import annotations
 
-import logging
 from collections import Counter, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -17,7 +16,6 @@ from vocabrisk.counting import TokenCounts
 from vocabrisk.errors import InputError, VocabriskError
 from vocabrisk.skips import SkipTally
 
-log = logging.getLogger("vocabrisk")
 ATTEMPTS = 3  # a shard whose worker dies or fails is counted at most this often
 
 
@@ -67,7 +65,9 @@ class ShardQueue:
     def failed(self, shard: Shard, cause: str) -> ShardResult | None:
         """Record (and log) one more failure of `shard`: None when it is queued again, else
         the result that reports it given up on."""
-        log.warning("counting %s failed: %s", shard.source.path, cause)
+        import logging  # only a retried shard logs: a scan that needs none does not import logging
+
+        logging.getLogger("vocabrisk").warning("counting %s failed: %s", shard.source.path, cause)
         self._failures[shard.index] += 1
         if self._failures[shard.index] < self.attempts:
             self.todo.appendleft(shard)
