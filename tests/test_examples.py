@@ -19,7 +19,11 @@ from xml.etree import ElementTree
 
 import pytest
 
-from vocabrisk.config import tomllib
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10 reads TOML through the backport
+    import tomli as tomllib
+
 
 yaml = pytest.importorskip("yaml", reason="the examples are parsed with PyYAML")
 
