@@ -68,11 +68,14 @@ class TokenCounter:
     def count(self, texts: Sequence[str]) -> TokenCounts:
         """Exact counts of a batch of documents."""
         texts = list(texts)
-        counts = np.zeros(self.vocab_size, dtype=np.int64)
-        if texts:
-            counts += np.bincount(np.concatenate(self._encode(texts)), minlength=self.vocab_size)
-            if self.policy.append_eos:
-                counts[self.eos_id] += len(texts)
+        if not texts:
+            return TokenCounts.zeros(self.vocab_size)
+        # bincount's own array is the batch's counts: no zeroed vector of the vocabulary's size to add it into
+        # (a fresh one per batch cost ~1.3 ms at 150k tokens, while the encoder's threads waited)
+        ids = np.concatenate(self._encode(texts))
+        counts = np.bincount(ids, minlength=self.vocab_size).astype(np.int64, copy=False)
+        if self.policy.append_eos:
+            counts[self.eos_id] += len(texts)
         return TokenCounts(counts, documents=len(texts), text_bytes=sum(map(utf8_size, texts)))
 
     def long_document(self) -> LongDocument:
