@@ -19,7 +19,8 @@ from vocabrisk.advice import advise
 from vocabrisk.compare import Ranked
 from vocabrisk.gate import Thresholds, evaluate
 from vocabrisk.model.head import HeadInfo
-from vocabrisk.report.ci import FORMATS, format_result
+from vocabrisk.report import CI_FORMATS
+from vocabrisk.report.ci import format_result
 from vocabrisk.report.content import build_report
 from vocabrisk.report.markdown import render_markdown
 from vocabrisk.report.terminal import render_rank, render_scan
@@ -138,7 +139,7 @@ def test_summary_derives_what_it_shows_once_for_every_command(korean, monkeypatc
     render_scan(summary, advise(summary), console)
     summary.to_dict()
     result = evaluate(summary, Thresholds(max_risk=0.1, max_group_risk={"*": 0.5}, max_starved_share=0.9))
-    for name in FORMATS:
+    for name in CI_FORMATS:
         format_result(result, name)
     ranked = [Ranked("korean", summary)]
     render_rank(ranked, console)

@@ -1,7 +1,7 @@
 """vocabrisk: which output-head rows a corpus will starve, and how much forgetting that risks.
 
 The names below are imported on first use (PEP 562), so that a command imports only what it
-runs: the CLI starts counting before the report stack is loaded (`vocabrisk.engines.early`).
+runs: `vocabrisk --help` or a gate on a saved profile loads no counting, prior or scanning code.
 """
 
 from __future__ import annotations

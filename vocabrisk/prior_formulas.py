@@ -25,7 +25,7 @@ import numpy as np
 from vocabrisk.model.head import HeadInfo, read_head, read_vector
 from vocabrisk.model.vocabulary import Vocabulary
 
-AUTO = "auto"  # the prior `vocabrisk.prior` chooses: a reference's counts where there is one, else the head's
+AUTO = "auto"  # `vocabrisk.prior` chooses: a reference's counts where there is one, else the head, else the tokenizer
 PRIORS = (AUTO, "head", "tokenizer", "self-samples")  # what --prior may name
 ZIPF_OFFSET = 10.0  # flattens the head of the Zipf curve, where ranks say little
 

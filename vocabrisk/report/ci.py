@@ -21,10 +21,8 @@ from rich.text import Text
 
 from vocabrisk._version import __version__
 from vocabrisk.gate import Check, GateResult
-from vocabrisk.report import CI_FORMATS
 from vocabrisk.report.markdown import code, escape, facts, groups_table, table, tokens_table
 
-FORMATS = CI_FORMATS
 RULES = {
     "max-risk": "The corpus's forgetting risk (prior-weighted exposure of output-head rows) is above its limit.",
     "max-forgetting": "The forecast rise of loss on the base model's own text is above its limit.",
