@@ -15,8 +15,14 @@ would swap the input embeddings too):
 - learning: the fall of loss on the run's held-out text;
 - per row: the L2 drift of the output matrix and the mean change of its logit on old text.
 
+A v3 suite (`real_suite.py`) also has two old texts, two regimes and a job list; every old
+text gets the three forgettings, and each row's logit change and each position's loss change are
+kept per old text.
+
 Workers (`--workers`) split the runs between processes on one device. Results: one JSON line per
-run in `OUT/<base>-runs.jsonl`, per-row arrays in `OUT/<base>-rows-<worker>.npz`.
+run in `OUT/<base>-runs.jsonl`, per-row arrays in `OUT/rows/<base>-<run>-<regime>-s<seed>.npz`
+(float16). The sweep resumes: a job already in OUT is skipped, so a cut-short sweep is run again
+with the same command. Held-out runs are logged without their numbers.
 """
 
 from __future__ import annotations
@@ -50,7 +56,9 @@ def load_base(suite: dict, folder: Path, device: str, log):
         return data.pretrain(data.BaseSpec(), stream, log, device=device)
     if base == "demo":
         return AutoModelForCausalLM.from_pretrained(HERE.parent / "vocabrisk" / "demo_model").to(device)
-    gguf = Path(os.environ["SMOLLM2_GGUF"])
+    import forecast_suite as suites
+
+    gguf = Path(os.environ["SMOLLM2_GGUF"]) if "SMOLLM2_GGUF" in os.environ else suites.smollm2_gguf()
     model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, torch_dtype=torch.float32)
     return model.to(device)
 
@@ -61,6 +69,29 @@ def windows_of(stream: np.ndarray, seq_len: int, limit: int):
     count = len(stream) // seq_len
     picks = np.unique(np.linspace(0, count - 1, num=min(limit, count)).round().astype(int))
     return torch.from_numpy(stream[: count * seq_len].astype(np.int64).reshape(count, seq_len)[picks])
+
+
+def jobs_of(suite: dict) -> list[dict]:
+    """The suite's fine-tuning runs in order: its job list (v3), else every run once per seed (v2)."""
+    if "jobs" in suite:
+        return suite["jobs"]
+    return [{"run": r["name"], "regime": "A", "seed": s} for s in range(suite["plan"]["seeds"]) for r in suite["runs"]]
+
+
+def job_key(record: dict) -> tuple:
+    return (record["run"], record.get("regime", "A"), record["seed"])
+
+
+def finished(out: Path, base: str, fingerprint: str | None) -> set[tuple]:
+    """The jobs already measured in OUT: a cut-short sweep resumes where it stopped."""
+    done = set()
+    for path in sorted(out.glob(f"{base}-runs*.jsonl")):
+        for line in path.read_text().splitlines():
+            record = json.loads(line)
+            if record.get("suite") != fingerprint:
+                raise SystemExit(f"{path}: a run of suite {record.get('suite')}, not {fingerprint}; use another --out")
+            done.add(job_key(record))
+    return done
 
 
 def worker(
@@ -77,18 +108,21 @@ def worker(
     import torch
     from transformers import AutoModelForCausalLM
 
-    from vocabrisk.verify.measure import final_hidden, matrix_loss, output_matrix
+    from vocabrisk.verify.measure import final_hidden, output_matrix, position_losses
     from vocabrisk.verify.train import finetune
 
     suite = json.loads((folder / "suite.json").read_text())
-    plan = suite["plan"]
+    plans = suite.get("plans", {"A": suite["plan"]})
+    jobs = jobs_of(suite)
     if smoke:  # a few steps of two runs: checks the whole path in seconds on a CPU
-        plan = {**plan, "steps": 3, "seeds": 1, "tokens_per_step": plan["seq_len"] * 2}
-        suite["runs"] = suite["runs"][:2]
+        plans = {k: {**plan, "steps": 3, "tokens_per_step": plan["seq_len"] * 2} for k, plan in plans.items()}
+        jobs = jobs[:2]
     if only:
-        by_name = {run["name"]: run for run in suite["runs"]}
-        suite["runs"] = [by_name[name] for name in only]  # in the order given
+        jobs = [job for name in only for job in jobs if job["run"] == name]  # in the order given
+    runs = {run["name"]: run for run in suite["runs"]}
     tokens = np.load(folder / "tokens.npz")
+    fingerprint = suite.get("fingerprint")
+    done = set() if smoke else finished(out, suite["base"], fingerprint)
     started = time.monotonic()
 
     def log(message: str) -> None:
@@ -98,53 +132,80 @@ def worker(
         base = AutoModelForCausalLM.from_pretrained(model_path).to(device)
     else:
         base = load_base(suite, folder, device, log)
-    old = windows_of(tokens["old"].reshape(-1), plan["seq_len"], 2 if smoke else plan["old_windows"])
+    seq_len, windows = plans["A"]["seq_len"], 2 if smoke else plans["A"]["old_windows"]
+    names = suite.get("old", [""])  # v2 suites have one old text, stored as "old"
+    olds = {n: windows_of(tokens[f"old/{n}" if n else "old"].reshape(-1), seq_len, windows) for n in names}
     base_matrix = output_matrix(base)
-    base_hidden = final_hidden(base, old, device, plan["bf16"])
-    base_old = matrix_loss(base_hidden, base_matrix, old, device)
-    jobs = [(run, seed) for seed in range(plan["seeds"]) for run in suite["runs"]][index::workers]
-    rows = {}
-    with (out / f"{suite['base']}-runs-{index}.jsonl").open("a") as sink:
-        for run, seed in jobs:
+    bf16 = plans["A"]["bf16"]
+    base_hidden = {n: final_hidden(base, old, device, bf16) for n, old in olds.items()}
+    base_pos = {n: position_losses(base_hidden[n], base_matrix, old, device) for n, old in olds.items()}
+    rows_dir = out / "rows"
+    rows_dir.mkdir(exist_ok=True)
+    sink_path = out / (f"{suite['base']}-runs.jsonl" if workers == 1 else f"{suite['base']}-runs-{index}.jsonl")
+    with sink_path.open("a") as sink:
+        for job in jobs[index::workers]:
+            if job_key(job) in done:
+                continue
+            run, plan, seed = runs[job["run"]], plans[job["regime"]], job["seed"]
             train = torch.from_numpy(tokens[f"{run['file']}/train"].astype(np.int64))
-            heldout = windows_of(
-                tokens[f"{run['file']}/heldout"], plan["seq_len"], 2 if smoke else min(32, plan["old_windows"] // 2)
-            )
+            heldout = windows_of(tokens[f"{run['file']}/heldout"], plan["seq_len"], 2 if smoke else 8)
             config = suites.train_config(plan, device, seed)
             model = copy.deepcopy(base)
             torch.manual_seed(seed)
             result = finetune(model, train, config)
             matrix = output_matrix(model)
-            hidden = final_hidden(model, old, device, plan["bf16"])
-            base_held = matrix_loss(final_hidden(base, heldout, device, plan["bf16"]), base_matrix, heldout, device)
-            trained_held = matrix_loss(final_hidden(model, heldout, device, plan["bf16"]), matrix, heldout, device)
             delta = matrix - base_matrix
+            base_held = position_losses(final_hidden(base, heldout, device, bf16), base_matrix, heldout, device)
+            held = position_losses(final_hidden(model, heldout, device, bf16), matrix, heldout, device)
+            rows = {"drift": delta.norm(dim=1), "grad_rms": torch.from_numpy(result.head_grad_rms)}
+            measured = {}
+            for n, old in olds.items():
+                hidden = final_hidden(model, old, device, bf16)
+                total = position_losses(hidden, matrix, old, device) - base_pos[n]
+                head = position_losses(base_hidden[n], matrix, old, device) - base_pos[n]
+                body = position_losses(hidden, base_matrix, old, device) - base_pos[n]
+                measured[n] = {
+                    "base": float(base_pos[n].double().mean()),
+                    "total": float(total.double().mean()),
+                    "head_only": float(head.double().mean()),
+                    "body_only": float(body.double().mean()),
+                }
+                flat = base_hidden[n][:, :-1].reshape(-1, base_hidden[n].shape[-1])
+                rows[f"logit_shift/{n}"] = flat.mean(0) @ delta.T  # each row's mean logit change on old text
+                rows[f"position_total/{n}"], rows[f"position_head/{n}"] = total, head
+            first = measured[names[0]]
             record = {
                 "base": suite["base"],
+                "suite": fingerprint,
                 "run": run["name"],
                 "role": run["role"],
+                "split": run.get("split", "heldout"),
+                "regime": job["regime"],
                 "seed": seed,
+                "steps": plan["steps"],
                 "train_tokens": run["train_tokens"],
-                "epochs": run["epochs"],
-                "base_old": base_old,
-                "total": matrix_loss(hidden, matrix, old, device) - base_old,
-                "head_only": matrix_loss(base_hidden, matrix, old, device) - base_old,
-                "body_only": matrix_loss(hidden, base_matrix, old, device) - base_old,
-                "learning": base_held - trained_held,
+                "epochs": plan["steps"] * plan["tokens_per_step"] / max(run["train_tokens"], 1),
+                "base_old": first["base"],
+                "total": first["total"],
+                "head_only": first["head_only"],
+                "body_only": first["body_only"],
+                **({"old": measured} if names != [""] else {}),
+                "learning": float((base_held - held).double().mean()),
                 "final_train_loss": float(np.mean(result.losses[-10:])),
                 "seconds": result.seconds,
+                "torch": torch.__version__,
             }
-            rows[f"{run['file']}/{seed}/drift"] = delta.norm(dim=1).cpu().numpy().astype(np.float16)
-            flat = base_hidden[:, :-1].reshape(-1, base_hidden.shape[-1])
-            rows[f"{run['file']}/{seed}/logit_shift"] = (flat.mean(0) @ delta.T).cpu().numpy().astype(np.float32)
-            rows[f"{run['file']}/{seed}/grad_rms"] = result.head_grad_rms.astype(np.float32)
+            arrays = {k: v.detach().cpu().numpy().astype(np.float16) for k, v in rows.items()}
+            np.savez_compressed(rows_dir / f"{suite['base']}-{run['file']}-{job['regime']}-s{seed}.npz", **arrays)
             sink.write(json.dumps(record) + "\n")
             sink.flush()
-            np.savez_compressed(out / f"{suite['base']}-rows-{index}.npz", **rows)  # kept if the run is cut short
-            log(
-                f"{run['name']:>34} seed {seed}: forgot {record['total']:.3f} (head {record['head_only']:.3f}) "
-                f"learned {record['learning']:.3f} [{result.seconds:.1f}s]"
-            )
+            if record["split"] == "heldout":  # held-out numbers are not looked at while the forecast is designed
+                log(f"{run['name']:>36} {job['regime']} seed {seed}: measured (held out) [{result.seconds:.0f}s]")
+            else:
+                log(
+                    f"{run['name']:>36} {job['regime']} seed {seed}: forgot {record['total']:.3f} "
+                    f"(head {record['head_only']:.3f}) learned {record['learning']:.3f} [{result.seconds:.0f}s]"
+                )
             del model
 
 
@@ -176,22 +237,17 @@ def main() -> int:
     command += ["--only", *args.only] if args.only else []
     procs = [subprocess.Popen([*command, "--worker", str(i)]) for i in range(args.workers)]
     status = max(p.wait() for p in procs)
-    merge(args.out, base, args.workers)
+    if args.workers > 1:
+        merge(args.out, base, args.workers)
     return status
 
 
 def merge(out: Path, base: str, workers: int) -> None:
-    """One runs file and one rows file per base, whatever the number of workers."""
+    """One runs file per base, whatever the number of workers: their parts are appended to it."""
     parts = [out / f"{base}-runs-{i}.jsonl" for i in range(workers)]
     lines = [line for p in parts if p.exists() for line in p.read_text().splitlines()]
-    (out / f"{base}-runs.jsonl").write_text("".join(line + "\n" for line in lines))
-    rows = {}
-    for i in range(workers):
-        path = out / f"{base}-rows-{i}.npz"
-        if path.exists():
-            rows.update(np.load(path))
-            path.unlink()
-    np.savez_compressed(out / f"{base}-rows.npz", **rows)
+    with (out / f"{base}-runs.jsonl").open("a") as sink:
+        sink.write("".join(line + "\n" for line in lines))
     for p in parts:
         p.unlink(missing_ok=True)
 

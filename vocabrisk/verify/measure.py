@@ -179,18 +179,22 @@ def final_hidden(model, windows: torch.Tensor, device: str, bf16: bool = False) 
 
 
 @torch.no_grad()
-def matrix_loss(hidden: torch.Tensor, matrix: torch.Tensor, windows: torch.Tensor, device: str) -> float:
-    """Mean next-token loss when MATRIX reads HIDDEN: any body with any head, tied heads included.
+def position_losses(hidden: torch.Tensor, matrix: torch.Tensor, windows: torch.Tensor, device: str) -> torch.Tensor:
+    """Next-token loss at every position when MATRIX reads HIDDEN: (windows, seq_len - 1), float32.
 
-    Swapping the head parameter would swap a tied model's input embeddings too; reading the
-    final hidden states of one model with the output matrix of another does not.
+    Any body with any head, tied heads included: swapping the head parameter would swap a tied
+    model's input embeddings too; reading the final hidden states of one model with the output
+    matrix of another does not.
     """
-    total, count = 0.0, 0
+    out = []
     for h, ids in zip(hidden.split(EVAL_BATCH), windows.split(EVAL_BATCH), strict=True):
         logits = h[:, :-1] @ matrix.T
         targets = ids[:, 1:].to(device)
-        total += torch.nn.functional.cross_entropy(
-            logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), reduction="sum"
-        ).item()
-        count += targets.numel()
-    return total / count
+        losses = torch.nn.functional.cross_entropy(logits.transpose(1, 2), targets, reduction="none")
+        out.append(losses.float().cpu())
+    return torch.cat(out)
+
+
+def matrix_loss(hidden: torch.Tensor, matrix: torch.Tensor, windows: torch.Tensor, device: str) -> float:
+    """Mean next-token loss when MATRIX reads HIDDEN (see `position_losses`)."""
+    return float(position_losses(hidden, matrix, windows, device).double().mean())

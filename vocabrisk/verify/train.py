@@ -66,10 +66,6 @@ class TrainResult:
     seconds: float
 
 
-def learning_rate(config: TrainConfig, step: int) -> float:
-    return config.lr * min(1.0, (step + 1) / config.warmup_steps) if config.warmup_steps else config.lr
-
-
 def finetune(model, stream: torch.Tensor, config: TrainConfig, head_eps: float | None = None) -> TrainResult:
     """Train `model` in place for `config.steps` steps; `head_eps` None means the default eps everywhere."""
     head_eps = config.eps if head_eps is None else head_eps
@@ -80,11 +76,12 @@ def finetune(model, stream: torch.Tensor, config: TrainConfig, head_eps: float |
     autocast = torch.autocast(device_type="cuda", dtype=torch.bfloat16) if config.bf16 else contextlib.nullcontext()
     grad_sq = torch.zeros(head.shape[0], dtype=torch.float64, device=head.device)
     losses = []
+    plan = config.plan()  # the schedule the forecast reads is the one trained on
     started = time.monotonic()
     model.train()
     for step in range(config.steps):
         for group in optimizer.param_groups:
-            group["lr"] = learning_rate(config, step)
+            group["lr"] = plan.lr_at(step)
         batch = sample_batch(stream, config.batch_size, config.seq_len, generator).to(config.device)
         with autocast:
             loss = model(input_ids=batch, labels=batch).loss
