@@ -148,15 +148,19 @@ def worker(
                 continue
             run, plan, seed = runs[job["run"]], plans[job["regime"]], job["seed"]
             train = torch.from_numpy(tokens[f"{run['file']}/train"].astype(np.int64))
-            heldout = windows_of(tokens[f"{run['file']}/heldout"], plan["seq_len"], 2 if smoke else 8)
+            held_ids = tokens[f"{run['file']}/heldout"]  # a probe's may be shorter than a window: no learning then
+            heldout = (
+                windows_of(held_ids, plan["seq_len"], 2 if smoke else 8) if len(held_ids) >= plan["seq_len"] else None
+            )
             config = suites.train_config(plan, device, seed)
             model = copy.deepcopy(base)
             torch.manual_seed(seed)
             result = finetune(model, train, config)
             matrix = output_matrix(model)
             delta = matrix - base_matrix
-            base_held = position_losses(final_hidden(base, heldout, device, bf16), base_matrix, heldout, device)
-            held = position_losses(final_hidden(model, heldout, device, bf16), matrix, heldout, device)
+            if heldout is not None:
+                base_held = position_losses(final_hidden(base, heldout, device, bf16), base_matrix, heldout, device)
+                held = position_losses(final_hidden(model, heldout, device, bf16), matrix, heldout, device)
             rows = {"drift": delta.norm(dim=1), "grad_rms": torch.from_numpy(result.head_grad_rms)}
             measured = {}
             for n, old in olds.items():
@@ -190,7 +194,7 @@ def worker(
                 "head_only": first["head_only"],
                 "body_only": first["body_only"],
                 **({"old": measured} if names != [""] else {}),
-                "learning": float((base_held - held).double().mean()),
+                "learning": None if heldout is None else float((base_held - held).double().mean()),
                 "final_train_loss": float(np.mean(result.losses[-10:])),
                 "seconds": result.seconds,
                 "torch": torch.__version__,
@@ -204,7 +208,8 @@ def worker(
             else:
                 log(
                     f"{run['name']:>36} {job['regime']} seed {seed}: forgot {record['total']:.3f} "
-                    f"(head {record['head_only']:.3f}) learned {record['learning']:.3f} [{result.seconds:.0f}s]"
+                    f"(head {record['head_only']:.3f}) learned {record['learning'] or float('nan'):.3f} "
+                    f"[{result.seconds:.0f}s]"
                 )
             del model
 
