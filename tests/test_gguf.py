@@ -202,6 +202,27 @@ def test_unsupported_and_broken_files_are_refused_with_a_way_out(tmp_path):
         resolve_model(str(two))
 
 
+def test_conversions_are_kept_in_the_cache_folder_by_the_files_content(tmp_path, monkeypatch):
+    from vocabrisk.model import gguf as module
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    module._converted_at.cache_clear()
+    original = write_gguf(tmp_path / "demo.gguf", quant=Q.Q8_0)
+    files = resolve_model(str(original))
+    assert files.folder.parent == tmp_path / "cache" / "vocabrisk" / "gguf"
+    assert not list(files.folder.parent.glob(".partial-*"))  # written beside, then renamed whole
+    copy = tmp_path / "elsewhere" / "renamed.gguf"
+    copy.parent.mkdir()
+    copy.write_bytes(original.read_bytes())
+    module._converted_at.cache_clear()
+    monkeypatch.setattr(module, "_reader", lambda path: pytest.fail("the same content was parsed again"))
+    assert resolve_model(str(copy)).folder == files.folder
+    info, _ = locate_head(resolve_model(str(copy)))
+    assert info.file == str(copy)
+    np.testing.assert_array_equal(read_head(info), read_head(locate_head(files)[0]))
+    module._converted_at.cache_clear()
+
+
 LACKING = (0x04, 0x1D, 0xF1)  # three of the eight bytes SmolLM2's vocabulary has no token for
 
 
