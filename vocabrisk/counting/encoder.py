@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from vocabrisk.counting.policy import SpecialTokenPolicy
+from vocabrisk.errors import ModelError
 from vocabrisk.model.vocabulary import BYTE_CHARS, UTF8_BYTES, missing_bytes, read_tokenizer_file
 
 Encoder = Callable[[list[str]], list[np.ndarray]]
@@ -85,7 +86,13 @@ def lacking_bytes(tokenizer_json: Path | str) -> tuple[int, ...]:
 def _loaded(tokenizer_json: Path | str) -> tuple[object, tuple[int, ...]]:
     content, digest = read_tokenizer_file(tokenizer_json)
     if digest not in _TOKENIZERS:
-        _TOKENIZERS[digest] = _load(str(tokenizer_json), content)
+        try:
+            _TOKENIZERS[digest] = _load(str(tokenizer_json), content)
+        except Exception as exc:  # 0.2x raises a bare Exception for a file it cannot parse
+            raise ModelError(
+                f"{tokenizer_json}: {tokenizers_version()} cannot load this tokenizer file ({exc})",
+                hint="re-download it with the model, or re-save it with `tokenizers` or `transformers`",
+            ) from exc
     return _TOKENIZERS[digest]
 
 

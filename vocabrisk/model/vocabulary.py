@@ -348,8 +348,26 @@ def load_vocabulary(tokenizer_json: Path, content: bytes | None = None) -> Vocab
     with a hint on failure."""
     try:
         spec = json.loads(Path(tokenizer_json).read_bytes() if content is None else content)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ModelError(f"{tokenizer_json}: cannot read tokenizer file: {exc}") from exc
+    except OSError as exc:
+        raise ModelError(f"{tokenizer_json}: cannot read tokenizer file: {exc.strerror or exc}") from exc
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelError(
+            f"{tokenizer_json}: not a valid tokenizer file: {exc}", hint=f"the file is truncated or corrupt; {_RESAVE}"
+        ) from exc
+    if not isinstance(spec, dict):
+        raise ModelError(f"{tokenizer_json}: not a tokenizer file (its JSON is no object)", hint=_RESAVE)
+    try:
+        return _vocabulary(Path(tokenizer_json), spec)
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        raise ModelError(
+            f"{tokenizer_json}: not a tokenizer file vocabrisk can read ({type(exc).__name__}: {exc})", hint=_RESAVE
+        ) from exc
+
+
+_RESAVE = "re-download it with the model, or re-save it with `tokenizers` or `transformers`"
+
+
+def _vocabulary(tokenizer_json: Path, spec: dict) -> Vocabulary:
     model = spec.get("model") or {}
     model_type = model.get("type") or ("Unigram" if isinstance(model.get("vocab"), list) else None)
     if model_type is None:
