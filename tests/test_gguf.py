@@ -19,6 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from safetensors.numpy import load_file
 
 from vocabrisk import scan
@@ -35,6 +37,7 @@ gguf = pytest.importorskip("gguf", reason="GGUF support is the optional extra vo
 from gguf.quants import dequantize, quantize  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
+FUZZ_EXAMPLES = int(os.environ.get("VOCABRISK_FUZZ_EXAMPLES", "25"))
 SAMPLES = REPO / "sample_corpora"
 Q = gguf.GGMLQuantizationType
 DEMO_WEIGHTS = load_file(DEMO_MODEL_DIR / "model.safetensors")
@@ -261,6 +264,27 @@ def test_a_vocabulary_lacking_some_bytes_counts_other_text_exactly_and_skips_by_
     counter = TokenCounter(loaded.files.tokenizer_json, loaded.vocab.size, SpecialTokenPolicy(), loaded.eos_id)
     with pytest.raises(CannotCount, match="no token for byte 0x1D"):  # a long document's pieces: skipped as one
         counter.long_document().add(["a long document", " with \x1d in a piece"], 0)
+
+
+@settings(max_examples=FUZZ_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(0, 1 << 19), st.lists(st.tuples(st.integers(0, 1 << 20), st.integers(0, 255)), max_size=6))
+def test_damaged_gguf_files_are_model_errors(tmp_path, cut, changes):
+    """Cut short or with bytes changed (most within its header and metadata): a ModelError naming it."""
+    whole = tmp_path / "whole.gguf"
+    if not whole.exists():
+        write_gguf(whole, quant=Q.Q8_0)
+    data = bytearray(whole.read_bytes())
+    data = data[: len(data) - cut] if cut < len(data) else data[:1]
+    for position, value in changes:
+        data[position % (min(len(data), 4096) if position % 2 else len(data))] = value
+    path = tmp_path / "damaged.gguf"
+    path.write_bytes(data)
+    try:
+        info, _ = locate_head(resolve_model(str(path)))
+        if info is not None:
+            read_head(info, slice(0, 10))
+    except ModelError as error:
+        assert str(path) in str(error)
 
 
 def run_readme_example(readme_example, model: Path, monkeypatch) -> str:

@@ -86,10 +86,10 @@ def _reader(path: Path):
     try:
         return gguf.GGUFReader(path, "r")
     except (OSError, ValueError, KeyError, IndexError) as exc:
-        raise ModelError(
-            f"{path}: not a readable GGUF file ({type(exc).__name__}: {exc})",
-            hint="check the file is complete (re-download it); vocabrisk reads GGUF version 2 and 3",
-        ) from exc
+        raise ModelError(f"{path}: not a readable GGUF file ({type(exc).__name__}: {exc})", hint=_REDOWNLOAD) from exc
+
+
+_REDOWNLOAD = "check the file is complete (re-download it); vocabrisk reads GGUF version 2 and 3"
 
 
 def _field(reader, key: str, default=None):
@@ -133,8 +133,13 @@ def _converted_at(path: Path, size: int, mtime_ns: int) -> dict:
         record = json.loads((folder / RECORD).read_text(encoding="utf-8"))
         return {"folder": str(folder), **{key: record[key] for key in ("config", "head", "note")}}
     reader = _reader(path)
-    files, config = _folder_files(reader, path)
-    head, note = _head(reader)
+    try:
+        files, config = _folder_files(reader, path)
+        head, note = _head(reader)
+    except (ValueError, TypeError, KeyError, IndexError) as exc:  # UnicodeDecodeError is a ValueError
+        raise ModelError(
+            f"{path}: the GGUF file's metadata is damaged ({type(exc).__name__}: {exc})", hint=_REDOWNLOAD
+        ) from exc
     files[RECORD] = json.dumps({"config": config, "head": head, "note": note})
     return {"folder": str(_write_folder(folder, files)), "config": config, "head": head, "note": note}
 
