@@ -323,7 +323,7 @@ def test_a_broken_file_raises_the_same_error_through_the_child(tmp_path, fresh_c
     facts._LOADED.clear()
     with pytest.raises(ModelError) as through_child:
         load_facts(path, lambda: None)
-    assert str(through_child.value) == str(here.value) and "cannot read tokenizer file" in str(here.value)
+    assert str(through_child.value) == str(here.value) and "not a valid tokenizer file" in str(here.value)
     assert not list(fresh_cache.glob("vocabulary/*.npz"))
 
 

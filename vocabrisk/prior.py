@@ -23,6 +23,7 @@ import numpy as np
 from vocabrisk.corpus import Document, ReadOptions, Source, read_source
 from vocabrisk.count import count_inputs
 from vocabrisk.counting import SpecialTokenPolicy
+from vocabrisk.counting.counter import UnreadableText
 from vocabrisk.engines import CountJob, Engine, LocalEngine
 from vocabrisk.errors import InputError, ModelError, ProfileError
 from vocabrisk.model.loaded import LoadedModel
@@ -138,7 +139,10 @@ def read_old_text(
         for item in read_source(source, read_options):
             if not isinstance(item, Document):
                 continue
-            ids = counter.encode([item.text])[0]
+            try:
+                ids = counter.encode([item.text])[0]
+            except UnreadableText:  # skipped, and reported, by the reference's count
+                continue
             documents.append(ids[: OLD_TEXT_TOKENS - tokens])
             tokens += len(documents[-1])
             if tokens >= OLD_TEXT_TOKENS:

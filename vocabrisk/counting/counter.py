@@ -4,6 +4,10 @@ Every document is encoded on its own, exactly as the model's tokenizer would, wi
 truncation and padding switched off whatever `tokenizer.json` configures (Pegasus's file
 cuts every document at 192 tokens). A batch's ids are counted with one `bincount` over
 their concatenation, so Python does no work per token.
+
+A document holding a byte the vocabulary has no token for (`vocabrisk.counting.encoder`) encodes to
+an id past the vocabulary: no count of it would be the model's, so it is refused by name
+(`UnreadableText`), and the engines skip it.
 """
 
 from __future__ import annotations
@@ -16,9 +20,17 @@ from pathlib import Path
 import numpy as np
 
 from vocabrisk.counting.counts import TokenCounts, utf8_size
-from vocabrisk.counting.encoder import load_encoder, tokenizers_version
-from vocabrisk.counting.pieces import LongDocument, cut_rule, matched_added_tokens
+from vocabrisk.counting.encoder import lacking_bytes, load_encoder, tokenizers_version
+from vocabrisk.counting.pieces import CannotCount, LongDocument, cut_rule, matched_added_tokens
 from vocabrisk.counting.policy import SpecialTokenPolicy
+
+
+class UnreadableText(CannotCount):
+    """Documents of a batch holding a byte the model's vocabulary has no token for: `reasons` by their index."""
+
+    def __init__(self, reasons: dict[int, str]):
+        super().__init__(next(iter(reasons.values())))
+        self.reasons = reasons
 
 
 class TokenCounter:
@@ -60,7 +72,10 @@ class TokenCounter:
 
     def encode(self, texts: Sequence[str]) -> list[np.ndarray]:
         """Token ids of each document (int64), as the model's tokenizer gives them under the policy."""
-        ids = [i.astype(np.int64) for i in self._encode(list(texts))]
+        texts = list(texts)
+        ids = [i.astype(np.int64) for i in self._encode(texts)]
+        if any(i.size and i.max() >= self.vocab_size for i in ids):
+            raise self._unreadable(texts, ids)
         if self.policy.append_eos:
             ids = [np.append(i, self.eos_id) for i in ids]
         return ids
@@ -72,8 +87,10 @@ class TokenCounter:
             return TokenCounts.zeros(self.vocab_size)
         # bincount's own array is the batch's counts: no zeroed vector of the vocabulary's size to add it into
         # (a fresh one per batch cost ~1.3 ms at 150k tokens, while the encoder's threads waited)
-        ids = np.concatenate(self._encode(texts))
-        counts = np.bincount(ids, minlength=self.vocab_size).astype(np.int64, copy=False)
+        encoded = self._encode(texts)
+        counts = np.bincount(np.concatenate(encoded), minlength=self.vocab_size).astype(np.int64, copy=False)
+        if counts.size > self.vocab_size:
+            raise self._unreadable(texts, encoded)
         if self.policy.append_eos:
             counts[self.eos_id] += len(texts)
         return TokenCounts(counts, documents=len(texts), text_bytes=sum(map(utf8_size, texts)))
@@ -84,8 +101,27 @@ class TokenCounter:
 
     def encode_plain(self, texts: Sequence[str]) -> np.ndarray:
         """The counts of `texts` encoded without special tokens, whatever the policy."""
-        ids = self._encode_plain(list(texts))
-        return np.bincount(np.concatenate(ids), minlength=self.vocab_size).astype(np.int64)
+        texts = list(texts)
+        encoded = self._encode_plain(texts)
+        counts = np.bincount(np.concatenate(encoded), minlength=self.vocab_size).astype(np.int64)
+        if counts.size > self.vocab_size:
+            raise self._unreadable(texts, encoded)
+        return counts
+
+    def _unreadable(self, texts: list[str], encoded: Sequence[np.ndarray]) -> UnreadableText:
+        """The error naming each document whose ids go past the vocabulary, and the character why."""
+        lacking = lacking_bytes(self.tokenizer_json)
+        reasons = {}
+        for index, ids in enumerate(encoded):
+            past = ids[ids >= self.vocab_size]
+            if past.size:
+                byte = lacking[int(past[0]) - self.vocab_size]
+                char = next(c for c in texts[index] if byte in c.encode("utf-8"))
+                reasons[index] = (
+                    f"holds U+{ord(char):04X} (UTF-8 {char.encode('utf-8').hex(' ')}), and the model's vocabulary has"
+                    f" no token for byte 0x{byte:02X}, so it cannot read this text; remove such characters to count it"
+                )
+        return UnreadableText(reasons)
 
     def document_extras(self) -> np.ndarray:
         """What one document adds beyond its text: the post-processor's special tokens, and EOS."""

@@ -33,9 +33,9 @@ class Pieces:
     locator: str
 
 
-# What the reader hands over: a batch of whole documents' texts, pieces of one long document,
-# a Skipped record, or a Shard once it is read.
-Item = list[str] | Pieces | Skipped | Shard
+# What the reader hands over: a batch of whole documents, pieces of one long document, a Skipped
+# record, or a Shard once it is read.
+Item = list[Document] | Pieces | Skipped | Shard
 
 
 def batches(shards: Sequence[Shard], options: ReadOptions, on_bytes: Callable[[int], None] | None) -> Iterator[Item]:
@@ -45,7 +45,7 @@ def batches(shards: Sequence[Shard], options: ReadOptions, on_bytes: Callable[[i
     batch never holds more than one document and memory stays about BATCH_BYTES per batch.
     """
     for shard in shards:
-        texts: list[str] = []
+        texts: list[Document] = []
         pieces: list[Document] = []
         size = 0
         for item in read_source(shard.source, options, on_bytes):
@@ -59,7 +59,7 @@ def batches(shards: Sequence[Shard], options: ReadOptions, on_bytes: Callable[[i
                     yield _pieces(pieces)
                     pieces, size = [], 0
             elif isinstance(item, Document):
-                texts.append(item.text)
+                texts.append(item)
                 size += len(item.text)
                 if size >= BATCH_BYTES or len(texts) >= BATCH_DOCUMENTS:
                     yield texts

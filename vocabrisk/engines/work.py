@@ -13,8 +13,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from vocabrisk.corpus import ReadOptions, Skipped
+from vocabrisk.corpus import Document, ReadOptions, Skipped
 from vocabrisk.counting import SpecialTokenPolicy, TokenCounter, TokenCounts
+from vocabrisk.counting.counter import UnreadableText
+from vocabrisk.counting.counts import utf8_size
 from vocabrisk.counting.pieces import CannotCount, LongDocument
 from vocabrisk.engines.pipeline import Pieces, batches, in_background
 from vocabrisk.engines.shards import Shard, ShardResult, UserFailure, strict_error
@@ -105,10 +107,26 @@ def count_shards(
             elif counts is not None and on_batch:
                 on_batch(counts)
         else:
-            counts = counter.count(item)
+            counts, unreadable = _count_readable(counter, item)
+            for skip in unreadable:
+                if job.strict:
+                    raise strict_error(skip)
+                current.skip(skip)
             current.counts += counts
             if on_batch:
                 on_batch(counts)
+
+
+def _count_readable(counter: TokenCounter, documents: list[Document]) -> tuple[TokenCounts, list[Skipped]]:
+    """The counts of a batch, and a Skipped for each document holding text the model cannot read
+    (the rest of such a batch is encoded again)."""
+    texts = [d.text for d in documents]
+    try:
+        return counter.count(texts), []
+    except UnreadableText as exc:
+        named = [(documents[i], reason) for i, reason in exc.reasons.items()]
+        skips = [Skipped(d.source, d.locator, reason, utf8_size(d.text)) for d, reason in named]
+        return counter.count([t for i, t in enumerate(texts) if i not in exc.reasons]), skips
 
 
 def count_in_worker(
@@ -158,12 +176,12 @@ class _Tally:
             return None
         try:
             self.pending += self.document.add(item.texts, item.first_part)
-        except CannotCount as exc:
+            if not item.last:
+                return None
+            done = self.pending + self.document.finish()
+        except CannotCount as exc:  # too long to hold, or text the model cannot read
             self.document = self.pending = None
             return Skipped(item.source, item.locator, str(exc))
-        if not item.last:
-            return None
-        done = self.pending + self.document.finish()
         self.document = self.pending = None
         self.counts += done
         return done

@@ -7,8 +7,9 @@ name of the pre-tokenizer) and the weights as tensors, usually quantized. From i
   merges are the original's, special and user-defined tokens become added tokens, and the
   pre-tokenizer is the one llama.cpp's pre-tokenizer name stands for. Only pre-tokenizers
   whose `tokenizers` equivalent is known are accepted; any other is refused rather than
-  counted approximately. It is written, with a small tokenizer_config.json and config.json,
-  to a folder named by its content, and read from there like any model folder.
+  counted approximately. It is written, with a small tokenizer_config.json and config.json, to
+  a folder of the user's cache (`vocabrisk.cache`) named by the GGUF file's content, and read
+  from there like any model folder.
 - the head: `output.weight`, or `token_embd.weight` when the head is tied, located by its
   byte offset in the file. F32/F16/BF16 heads are memory-mapped as safetensors heads are;
   quantized ones are de-quantized (with the `gguf` package) a block of rows at a time, so
@@ -19,22 +20,26 @@ Needs the optional `gguf` package: `pip install 'vocabrisk[gguf]'`.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
-import os
 import shutil
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from vocabrisk._version import __version__
+from vocabrisk.cache import cache_folder
 from vocabrisk.errors import ModelError
-from vocabrisk.outputs import write_atomic
+from vocabrisk.outputs import atomic_file
 
 SUFFIX = ".gguf"
 INSTALL_HINT = "pip install 'vocabrisk[gguf]'"
 DEQUANTIZE_ROWS = 2048  # rows de-quantized at a time: their float32 copy plus gguf's temporaries
+HASH_CHUNK = 8 << 20
+RECORD = "gguf.json"  # beside the tokenizer files: the config and where the head is
 
 # llama.cpp's token types (gguf.TokenType)
 _CONTROL, _USER_DEFINED = 3, 4
@@ -81,10 +86,10 @@ def _reader(path: Path):
     try:
         return gguf.GGUFReader(path, "r")
     except (OSError, ValueError, KeyError, IndexError) as exc:
-        raise ModelError(
-            f"{path}: not a readable GGUF file ({type(exc).__name__}: {exc})",
-            hint="check the file is complete (re-download it); vocabrisk reads GGUF version 2 and 3",
-        ) from exc
+        raise ModelError(f"{path}: not a readable GGUF file ({type(exc).__name__}: {exc})", hint=_REDOWNLOAD) from exc
+
+
+_REDOWNLOAD = "check the file is complete (re-download it); vocabrisk reads GGUF version 2 and 3"
 
 
 def _field(reader, key: str, default=None):
@@ -105,48 +110,84 @@ def locate_head(path: Path) -> tuple[dict | None, str | None]:
     return record["head"], record["note"]
 
 
-def _cache() -> Path:
-    folder = Path(tempfile.gettempdir()) / f"vocabrisk-{os.getuid()}"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
-@functools.lru_cache(maxsize=8)
-def _converted_at(path: Path, size: int, mtime_ns: int) -> dict:
-    """Parsing a GGUF's metadata takes seconds (one Python object per token and merge), so
-    what vocabrisk needs from a file is kept, per machine, under the file's path, size and
-    modification time: the folder its tokenizer was written to and where its head is."""
-    key = hashlib.sha256(f"{path}\0{size}\0{mtime_ns}".encode()).hexdigest()[:32]
-    index = _cache() / f"gguf-file-{key}.json"
-    try:
-        record = json.loads(index.read_text(encoding="utf-8"))
-        if Path(record["folder"], "tokenizer.json").exists():
-            return record
-    except (OSError, ValueError, KeyError):
-        pass
-    reader = _reader(path)
-    folder, config = _write_folder(reader, path)
-    head, note = _head(reader, path)
-    record = {"folder": str(folder), "config": config, "head": head, "note": note}
-    write_atomic(index, json.dumps(record), "GGUF index")
-    return record
-
-
 def _converted(path: Path) -> dict:
     try:
         status = path.stat()
     except OSError as exc:
         raise ModelError(f"{path}: cannot read the GGUF file ({exc.strerror})", hint="check the path") from exc
-    record = _converted_at(path.resolve(), status.st_size, status.st_mtime_ns)
-    return json.loads(json.dumps(record))  # a copy: callers may change theirs
+    path = path.resolve()
+    record = json.loads(json.dumps(_converted_at(path, status.st_size, status.st_mtime_ns)))  # callers may change it
+    if record["head"] is not None:  # kept without the file's name: the same content may lie under another
+        for ref in [record["head"], *record["head"]["norm"].values()]:
+            ref["file"] = str(path)
+    return record
 
 
-def _write_folder(reader, path: Path) -> tuple[Path, dict]:
-    """Write the GGUF's tokenizer as a model folder; returns (folder, config).
+@functools.lru_cache(maxsize=8)
+def _converted_at(path: Path, size: int, mtime_ns: int) -> dict:
+    """Parsing a GGUF's metadata takes seconds (one Python object per token and merge), so what
+    vocabrisk needs from a file (its tokenizer's folder and config, where its head is) is kept in
+    the user's cache folder, in a folder named by the file's content and the vocabrisk version."""
+    folder = _cache() / f"{_fingerprint(path, size, mtime_ns)}-{__version__}"
+    with contextlib.suppress(OSError, ValueError, KeyError):
+        record = json.loads((folder / RECORD).read_text(encoding="utf-8"))
+        return {"folder": str(folder), **{key: record[key] for key in ("config", "head", "note")}}
+    reader = _reader(path)
+    try:
+        files, config = _folder_files(reader, path)
+        head, note = _head(reader)
+    except (ValueError, TypeError, KeyError, IndexError) as exc:  # UnicodeDecodeError is a ValueError
+        raise ModelError(
+            f"{path}: the GGUF file's metadata is damaged ({type(exc).__name__}: {exc})", hint=_REDOWNLOAD
+        ) from exc
+    files[RECORD] = json.dumps({"config": config, "head": head, "note": note})
+    return {"folder": str(_write_folder(folder, files)), "config": config, "head": head, "note": note}
 
-    The folder is named by its content, so the same tokenizer is written once per machine
-    and a half-written folder is never read.
-    """
+
+def _cache() -> Path:
+    return cache_folder() / "gguf"
+
+
+def _fingerprint(path: Path, size: int, mtime_ns: int) -> str:
+    """sha256 of the file's bytes, remembered under its path, size and modification time (hashing
+    gigabytes takes seconds)."""
+    known = _cache() / "files" / hashlib.sha256(f"{path}\0{size}\0{mtime_ns}".encode()).hexdigest()[:32]
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        digest = known.read_text(encoding="utf-8")
+        if len(digest) == 64:
+            return digest
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as file:
+            while chunk := file.read(HASH_CHUNK):
+                digest.update(chunk)
+    except OSError as exc:
+        raise ModelError(f"{path}: cannot read the GGUF file ({exc.strerror})", hint="check the path") from exc
+    with contextlib.suppress(OSError), atomic_file(known, text=True) as file:
+        file.write(digest.hexdigest())
+    return digest.hexdigest()
+
+
+def _write_folder(folder: Path, files: dict[str, str]) -> Path:
+    """Write `files` as `folder`, whole or not at all: written beside it and renamed. Where the cache
+    folder cannot be written, a temporary folder holds them (the next scan converts again)."""
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        partial = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".partial-"))
+    except OSError:
+        folder = partial = Path(tempfile.mkdtemp(prefix="vocabrisk-gguf-"))
+    for name, text in files.items():
+        (partial / name).write_text(text, encoding="utf-8")
+    if partial != folder:
+        try:
+            partial.rename(folder)
+        except OSError:  # another process got there first: its folder is the same
+            shutil.rmtree(partial, ignore_errors=True)
+    return folder
+
+
+def _folder_files(reader, path: Path) -> tuple[dict[str, str], dict]:
+    """The model folder's files for the GGUF's tokenizer, by name, and its config."""
     spec = tokenizer_spec(reader, path)
     architecture = _field(reader, "general.architecture", "")
     names = {t.name for t in reader.tensors}
@@ -166,17 +207,7 @@ def _write_folder(reader, path: Path) -> tuple[Path, dict]:
         "tokenizer_config.json": json.dumps(tokenizer_config, ensure_ascii=False),
         "config.json": json.dumps(config, ensure_ascii=False),
     }
-    digest = hashlib.sha256("\0".join(files.values()).encode("utf-8")).hexdigest()[:32]
-    folder = _cache() / f"gguf-{digest}"
-    if not folder.exists():
-        partial = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".partial-"))
-        for name, text in files.items():
-            (partial / name).write_text(text, encoding="utf-8")
-        try:
-            partial.rename(folder)
-        except OSError:  # another process got there first: its folder is the same
-            shutil.rmtree(partial, ignore_errors=True)
-    return folder, config
+    return files, config
 
 
 def tokenizer_spec(reader, path: Path) -> dict:
@@ -258,17 +289,17 @@ def _post_processor(reader, tokens: list[str]) -> dict:
     }
 
 
-def _head(reader, path: Path) -> tuple[dict | None, str | None]:
+def _head(reader) -> tuple[dict | None, str | None]:
+    """Where the head is, without the file's name (`locate_head` adds it)."""
     tensors = {t.name: t for t in reader.tensors}
     name = "output.weight" if "output.weight" in tensors else "token_embd.weight"
     tensor = tensors.get(name)
     if tensor is None:
         return None, "no output or token embedding tensor in the GGUF file (tokenizer only); counts only"
     hidden, rows = (int(n) for n in tensor.shape[:2])
-    norm = {part: _vector_ref(path, tensors.get(f"output_norm.{part}")) for part in ("weight", "bias")}
+    norm = {part: _vector_ref(tensors.get(f"output_norm.{part}")) for part in ("weight", "bias")}
     return {
         "tensor": name,
-        "file": str(path),
         "rows": rows,
         "hidden": hidden,
         "dtype": tensor.tensor_type.name,
@@ -278,13 +309,12 @@ def _head(reader, path: Path) -> tuple[dict | None, str | None]:
     }, None
 
 
-def _vector_ref(path: Path, tensor) -> dict | None:
-    """A 1-D float tensor as the dict `head.read_vector` takes."""
+def _vector_ref(tensor) -> dict | None:
+    """A 1-D float tensor as the dict `head.read_vector` takes, less its "file"."""
     if tensor is None or tensor.tensor_type.name not in ("F32", "F16") or len(tensor.shape) != 1:
         return None
     return {
         "name": tensor.name,
-        "file": str(path),
         "dtype": tensor.tensor_type.name,
         "shape": [int(tensor.shape[0])],
         "data_offset": int(tensor.data_offset),

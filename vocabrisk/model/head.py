@@ -92,9 +92,35 @@ def read_safetensors_header(path: Path) -> tuple[dict, int]:
             if length > 100_000_000:
                 raise ValueError("header length is implausible")
             header = json.loads(fh.read(length))
+        end = 8 + length + max([_data_end(name, entry) for name, entry in _entries(header)], default=0)
+        size = path.stat().st_size
     except (OSError, struct.error, ValueError) as exc:
-        raise ModelError(f"{path}: not a readable safetensors file ({exc})", hint="re-download the weights") from exc
+        raise ModelError(f"{path}: not a readable safetensors file ({exc})", hint=REDOWNLOAD) from exc
+    if size < end:
+        raise ModelError(
+            f"{path}: truncated: its header describes {end:,} bytes of tensors but the file has {size:,}",
+            hint=f"the download was cut short or the file is corrupt; {REDOWNLOAD}",
+        )
     return header, 8 + length
+
+
+REDOWNLOAD = "re-download the weights (for a hub model: `hf download REPO_ID --force-download`)"
+
+
+def _entries(header: object) -> list[tuple[str, dict]]:
+    if not isinstance(header, dict):
+        raise ValueError("the header is not a JSON object")
+    return [(name, entry) for name, entry in header.items() if name != "__metadata__"]
+
+
+def _data_end(name: str, entry: object) -> int:
+    """Where a tensor's bytes end, after checking its header entry is one safetensors writes."""
+    ok = isinstance(entry, dict) and isinstance(entry.get("dtype"), str) and isinstance(entry.get("shape"), list)
+    offsets = entry.get("data_offsets") if ok else None
+    numbers = [*entry["shape"], *offsets] if ok and isinstance(offsets, list) and len(offsets) == 2 else None
+    if not numbers or not all(type(n) is int and n >= 0 for n in numbers) or offsets[0] > offsets[1]:
+        raise ValueError(f"tensor {name!r} has no valid dtype, shape and data_offsets")
+    return offsets[1]
 
 
 def _weight_files(folder: Path) -> list[Path]:
@@ -194,9 +220,8 @@ def _tensor_index(files: list[Path]) -> dict[str, tuple[Path, dict, int]]:
     index = {}
     for path in files:
         header, data_start = read_safetensors_header(path)
-        for name, entry in header.items():
-            if name != "__metadata__":
-                index[name] = (path, entry, data_start)
+        for name, entry in _entries(header):
+            index[name] = (path, entry, data_start)
     return index
 
 

@@ -55,6 +55,20 @@ def _byte_values() -> np.ndarray:
 
 
 _BYTE_VALUES = _byte_values()
+BYTE_CHARS = {b: c for c, b in _bytes_to_unicode().items()}  # byte → the character a byte-level piece writes it as
+UTF8_BYTES = (*range(0xC0), *range(0xC2, 0xF5))  # the bytes UTF-8 text can hold: never C0, C1, F5-FF
+
+
+def missing_bytes(spec: dict) -> tuple[int, ...]:
+    """The bytes of UTF-8 text that a byte-level BPE vocabulary (a parsed tokenizer.json) has no token
+    for; none for other vocabularies. SmolLM2's lacks 0x04, 0x06, 0x13, 0x14, 0x16, 0x1D, 0xF1 and 0xF2:
+    tokenizers 0.2x drops such a byte from the ids without a word, 1.0 refuses the vocabulary."""
+    model = spec.get("model") or {}
+    vocab = model.get("vocab")
+    byte_level = _contains_type(spec.get("pre_tokenizer"), "ByteLevel")
+    if model.get("type", "BPE") != "BPE" or not isinstance(vocab, dict) or not byte_level:
+        return ()
+    return tuple(b for b in UTF8_BYTES if BYTE_CHARS[b] not in vocab)
 
 
 def _contains_type(node: object, type_name: str) -> bool:
@@ -334,8 +348,26 @@ def load_vocabulary(tokenizer_json: Path, content: bytes | None = None) -> Vocab
     with a hint on failure."""
     try:
         spec = json.loads(Path(tokenizer_json).read_bytes() if content is None else content)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ModelError(f"{tokenizer_json}: cannot read tokenizer file: {exc}") from exc
+    except OSError as exc:
+        raise ModelError(f"{tokenizer_json}: cannot read tokenizer file: {exc.strerror or exc}") from exc
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelError(
+            f"{tokenizer_json}: not a valid tokenizer file: {exc}", hint=f"the file is truncated or corrupt; {_RESAVE}"
+        ) from exc
+    if not isinstance(spec, dict):
+        raise ModelError(f"{tokenizer_json}: not a tokenizer file (its JSON is no object)", hint=_RESAVE)
+    try:
+        return _vocabulary(Path(tokenizer_json), spec)
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        raise ModelError(
+            f"{tokenizer_json}: not a tokenizer file vocabrisk can read ({type(exc).__name__}: {exc})", hint=_RESAVE
+        ) from exc
+
+
+_RESAVE = "re-download it with the model, or re-save it with `tokenizers` or `transformers`"
+
+
+def _vocabulary(tokenizer_json: Path, spec: dict) -> Vocabulary:
     model = spec.get("model") or {}
     model_type = model.get("type") or ("Unigram" if isinstance(model.get("vocab"), list) else None)
     if model_type is None:
