@@ -285,3 +285,13 @@ def test_a_truncated_compressed_file_fails_any_skip_limit_short_of_one(tmp_path,
     assert result.exit_code == 1
     assert "only an estimate" in result.stdout
     assert run("gate", str(path), "--max-risk", "0.99", "--max-skipped-share", "1", "-q").exit_code == 0
+
+
+def test_gate_refuses_a_saved_profile_given_beside_a_corpus(tmp_path):
+    """Issue 21, item 10: `gate PROFILE CORPUS` counted the profile's own files as corpus."""
+    scan([KOREAN], "demo").save(tmp_path / "profile")
+    result = CliRunner().invoke(main, ["gate", str(tmp_path / "profile"), KOREAN, "--max-risk", "0.99", "-q"])
+    assert result.exit_code == 2
+    output = " ".join(result.output.split())  # the console wraps lines
+    assert f"{tmp_path / 'profile'} is a saved vocabrisk profile, not a corpus to count" in output
+    assert "--baseline" in output and "Traceback" not in output

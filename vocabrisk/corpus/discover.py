@@ -103,8 +103,7 @@ def _add_input(given: str, options: ReadOptions, found: _Found) -> None:
         _add_glob(given, options, found)
     else:
         raise InputError(
-            f"input not found: {given}",
-            hint="check the path; use '-' to read standard input",
+            f"input not found: {given}", hint=_missing_hint(given, "check the path; use '-' to read standard input")
         )
 
 
@@ -134,10 +133,8 @@ def _stdin_source(options: ReadOptions) -> Source:
 def _add_glob(pattern: str, options: ReadOptions, found: _Found) -> None:
     matches = sorted(glob.glob(pattern, recursive=True))
     if not matches:
-        raise InputError(
-            f"no files match {pattern}",
-            hint="check the pattern; '**' matches any depth of folders, as in 'data/**/*.jsonl'",
-        )
+        hint = "check the pattern; '**' matches any depth of folders, as in 'data/**/*.jsonl'"
+        raise InputError(f"no files match {pattern}", hint=_missing_hint(pattern, hint))
     for match in matches:
         _add_entry(match, None, options, found)
 
@@ -306,6 +303,16 @@ def _size(path: str) -> int | None:
     except OSError:
         return None
     return status.st_size if stat.S_ISREG(status.st_mode) else None
+
+
+def _missing_hint(given: str, hint: str) -> str:
+    """HINT, plus how texts go in, for an input that looks like text (spaces, or longer than a file name)."""
+    if not any(c.isspace() for c in given) and len(given) <= 255:
+        return hint
+    return (
+        f"{hint}; if it is text rather than a path: in Python, texts in memory go in as one input,"
+        " vocabrisk.scan([texts]) (a list of strings is a list of paths)"
+    )
 
 
 def _nothing_found_hint(skipped: list[Skipped]) -> str:
