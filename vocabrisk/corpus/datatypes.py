@@ -29,7 +29,8 @@ class Document:
     """One text to count, with where it came from.
 
     A long document comes as pieces (`vocabrisk.corpus.pieces`): `part` numbers them from 0
-    (None: the whole document), and `last` is False on all but the final piece.
+    (None: the whole document), `last` is False on all but the final piece, and `cut` is the
+    kind of place a piece after the first starts at.
     """
 
     text: str
@@ -37,6 +38,7 @@ class Document:
     locator: str
     part: int | None = None
     last: bool = True
+    cut: str = ""
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from vocabrisk.corpus.delimited import read_delimited
 from vocabrisk.corpus.hf_stream import read_hf_stream
 from vocabrisk.corpus.json_records import read_json, read_jsonl
 from vocabrisk.corpus.memory import read_memory
-from vocabrisk.corpus.pieces import TooLarge
+from vocabrisk.corpus.pieces import PIECE_CHARS, TooLarge, text_pieces
 from vocabrisk.corpus.progress import ByteTally, Position
 from vocabrisk.corpus.text import read_text
 
@@ -82,11 +82,11 @@ def read_source(
     compression, opened = source.compression, None
     try:
         if source.format in _FILE_READERS:
-            yield from _FILE_READERS[source.format](source, options, position, tally)
+            yield from _in_pieces(_FILE_READERS[source.format](source, options, position, tally))
         else:
             with open_stream(source, tally) as opened:
                 compression = opened.compression
-                yield from _STREAM_READERS[source.format](opened.stream, source, options, position)
+                yield from _in_pieces(_STREAM_READERS[source.format](opened.stream, source, options, position))
     except Exception as exc:
         if not isinstance(exc, _READ_ERRORS) and not _is_zstd_error(exc) and not _is_arrow_error(exc):
             raise
@@ -96,6 +96,15 @@ def read_source(
         yield Skipped(source.path, position.locator(), f"{reason}; {_remedy(exc, compression)}", lost, unmeasured)
     # The rest of a file given up on counts as done, so that progress reaches its end.
     tally.reach(source.size or 0)
+
+
+def _in_pieces(items: Iterator[Document | Skipped]) -> Iterator[Document | Skipped]:
+    """`items`, with a long document held whole (a record's text) handed on in pieces."""
+    for item in items:
+        if isinstance(item, Document) and item.part is None and len(item.text) >= 2 * PIECE_CHARS:
+            yield from text_pieces(item)
+        else:
+            yield item
 
 
 def _lost(source: Source, consumed: int, opened: Opened | None, counted: int) -> int | None:
