@@ -257,3 +257,72 @@ def test_read_options_reject_unknown_values(options):
     with pytest.raises(InputError) as caught:
         ReadOptions(**options)
     assert caught.value.hint
+
+
+# --- what a folder's walk does not read: reported, never dropped or followed out (issue 21, item 6) ---
+
+
+def skip_reasons(skipped: list[Skipped]) -> dict[str, str]:
+    return {Path(s.source).name: s.reason for s in skipped}
+
+
+def test_a_fifo_a_socket_and_a_dangling_link_in_a_folder_are_skipped_with_the_reason(tmp_path):
+    import socket
+
+    folder = tmp_path / "corpus"
+    touch(folder / "a.txt", b"hello")
+    os.mkfifo(folder / "pipe.txt")
+    (folder / "gone.txt").symlink_to(folder / "deleted.txt")
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(folder / "sock.txt"))
+        sources, skipped = discover([str(folder)])
+    assert paths(sources) == [str(folder / "a.txt")]
+    reasons = skip_reasons(skipped)
+    assert reasons["pipe.txt"].startswith("not a regular file but a FIFO (named pipe)")
+    assert reasons["sock.txt"].startswith("not a regular file but a socket")
+    assert reasons["gone.txt"] == (
+        f"symbolic link to {folder / 'deleted.txt'}, which does not exist; fix or remove the link"
+    )
+    assert all(s.locator == "file" for s in skipped)
+
+
+def test_a_walk_stays_inside_the_folder_given_and_skips_links_that_leave_or_loop(tmp_path):
+    touch(tmp_path / "outside.txt", b"not part of the corpus")
+    folder = tmp_path / "corpus"
+    touch(folder / "a.txt", b"hello")
+    touch(folder / "sub" / "b.txt", b"world")
+    (folder / "up").symlink_to("..")
+    (folder / "elsewhere.txt").symlink_to(tmp_path / "outside.txt")
+    (folder / "sub" / "loop").symlink_to("..")
+    (folder / "again").symlink_to("sub")  # inside the folder: followed, its files read once
+    (folder / "b-again.txt").symlink_to(folder / "sub" / "b.txt")
+    sources, skipped = discover([str(folder)])
+    assert sorted(paths(sources)) == [str(folder / "a.txt"), str(folder / "again" / "b.txt")]
+    reasons = skip_reasons(skipped)
+    assert set(reasons) == {"up", "elsewhere.txt", "loop"}
+    assert reasons["up"].startswith(f"symbolic link to {tmp_path}, outside the folder given ({folder})")
+    assert reasons["elsewhere.txt"].startswith(f"symbolic link to {tmp_path / 'outside.txt'}, outside the folder")
+    assert reasons["loop"].startswith(f"symbolic link back to {folder}, a folder that holds it (a loop)")
+
+
+def test_a_glob_matching_a_fifo_skips_it_rather_than_blocking_on_it(tmp_path):
+    touch(tmp_path / "a.txt", b"hello")
+    os.mkfifo(tmp_path / "b.txt")
+    sources, skipped = discover([str(tmp_path / "*.txt")])
+    assert paths(sources) == [str(tmp_path / "a.txt")]
+    assert skip_reasons(skipped)["b.txt"].startswith("not a regular file but a FIFO")
+
+
+def test_an_entry_that_cannot_be_looked_at_is_skipped(tmp_path):
+    if os.geteuid() == 0:
+        pytest.skip("root looks into folders whatever their mode")
+    folder = tmp_path / "corpus"
+    touch(folder / "a.txt", b"hello")
+    touch(folder / "locked" / "b.txt", b"hidden")
+    (folder / "inside").symlink_to(folder / "locked" / "b.txt")
+    (folder / "locked").chmod(0o600)  # listable name, but no entry in it can be looked at
+    try:
+        _, skipped = discover([str(folder)])
+    finally:
+        (folder / "locked").chmod(0o700)
+    assert "permission denied" in skip_reasons(skipped)["inside"].lower()

@@ -81,3 +81,56 @@ def test_truncated_compression_ends_in_a_skip_that_names_it(tmp_path, compressio
     data = COMPRESSORS[compression](b"hello world\n" * 5000)
     items = read_all(tmp_path, data[: len(data) // 2], "text", compression, "line")
     assert isinstance(items[-1], Skipped)
+
+
+# --- the Python API's inputs: any object given to scan() is counted or refused with a VocabriskError ---
+
+texts = st.text(max_size=30).filter(lambda s: ":" not in s and s.strip() != "-")  # no URL, stream or stdin
+api_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), texts, st.binary(max_size=20)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.tuples(inner, inner),
+        st.dictionaries(texts, inner, max_size=3),
+        st.builds(bytearray, st.binary(max_size=8)),
+        st.frozensets(st.integers(), max_size=3),
+        st.lists(inner, max_size=3).map(iter),
+    ),
+    max_leaves=8,
+)
+
+
+@pytest.fixture(scope="module")
+def demo_model():
+    from vocabrisk.model.loaded import load_model
+
+    return load_model("demo", counted_here=True)
+
+
+@settings(max_examples=max(EXAMPLES // 3, 30), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])  # fmt: skip
+@given(api_values)
+def test_scan_counts_or_refuses_any_object_with_its_own_error(tmp_path, monkeypatch, demo_model, value):
+    from vocabrisk import Profile, scan
+    from vocabrisk.errors import VocabriskError
+
+    monkeypatch.chdir(tmp_path)  # an empty folder: no text given as a path can name a file
+    try:
+        assert isinstance(scan(value, demo_model, prior="tokenizer"), Profile)
+    except VocabriskError as error:
+        assert error.message
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(api_values.filter(lambda value: not isinstance(value, str)))
+def test_scan_refuses_a_model_of_any_other_kind_and_rank_any_other_candidates(tmp_path, monkeypatch, value):
+    from vocabrisk import rank, scan
+    from vocabrisk.errors import VocabriskError
+
+    with pytest.raises(VocabriskError):
+        scan([["a text"]], value)
+    monkeypatch.chdir(tmp_path)
+    try:
+        assert rank(value, "demo") == []  # an empty list of candidates ranks as nothing
+    except VocabriskError as error:
+        assert error.message

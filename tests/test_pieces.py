@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+import base64
 import gzip
+import itertools
+import json
+import os
+import random
+import subprocess
+import sys
+import unicodedata
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vocabrisk.corpus import ReadOptions, Skipped, Source, read_source
-from vocabrisk.corpus.pieces import cut_point, document_pieces
+from vocabrisk.corpus.pieces import DIGIT, PUNCT, SPACE, cut_point, document_pieces
 from vocabrisk.counting import SpecialTokenPolicy, TokenCounter, TokenCounts
 from vocabrisk.counting.pieces import SENTENCEPIECE_WORDS, SPLIT_BEFORE_SPACE, CannotCount, LongDocument
 from vocabrisk.engines.pipeline import Pieces
@@ -18,6 +27,7 @@ from vocabrisk.engines.work import _Tally
 from vocabrisk.model import load_vocabulary
 from vocabrisk.model.loaded import load_model
 
+REPO = Path(__file__).resolve().parents[1]
 TOKENIZERS = ("gpt2", "gpt-neox-20b", "llama2", "bert-base-uncased", "pegasus")
 EXPECTED_RULES = {
     "gpt2": SPLIT_BEFORE_SPACE,
@@ -48,7 +58,8 @@ def counted_in_pieces(counter: TokenCounter, text: str, fragment: int = 700, pie
     tally = _Tally(counter.vocab_size)
     for start in range(0, len(documents), 3):  # batches of three pieces, as the pipeline hands them over
         batch = documents[start : start + 3]
-        tally.pieces(Pieces([d.text for d in batch], batch[0].part, batch[-1].last, "doc", "file"), counter)
+        texts, cuts = [d.text for d in batch], [d.cut for d in batch]
+        tally.pieces(Pieces(texts, batch[0].part, batch[-1].last, "doc", "file", cuts), counter)
     return tally.counts
 
 
@@ -109,31 +120,31 @@ def test_invalid_utf8_half_way_drops_the_whole_document(tmp_path):
     loaded = load_model("demo")
     counter = TokenCounter(loaded.files.tokenizer_json, loaded.vocab.size, SpecialTokenPolicy(), None)
     tally = _Tally(counter.vocab_size)
-    tally.pieces(Pieces([items[0].text], 0, False, str(path), "file"), counter)
+    tally.pieces(Pieces([items[0].text], 0, False, str(path), "file", [""]), counter)
     tally.skip(items[-1])
     assert tally.counts.tokens == 0 and tally.pending is None
 
 
 def test_text_with_no_place_to_cut_is_skipped_with_the_size_limit(tmp_path, monkeypatch):
-    monkeypatch.setattr("vocabrisk.corpus.pieces.MAX_UNCUT_BYTES", 100_000)
+    monkeypatch.setattr("vocabrisk.corpus.pieces.MAX_UNCUT_CHARS", 100_000)
     path = tmp_path / "run.txt.gz"
     path.write_bytes(gzip.compress(b"a" * 600_000))
     items = list(read_source(Source(str(path), "text", "gzip", path.stat().st_size), ReadOptions()))
     (skip,) = items
-    assert "no single space between words to cut it at" in skip.reason
+    assert "over 100,000 characters of text" in skip.reason and "with no place to cut it at" in skip.reason
 
 
 def test_a_tokenizer_with_no_rule_joins_pieces_up_to_the_limit(demo_counter):
-    demo_counter_rule = demo_counter.cut_rule
+    demo_counter_rule, demo_counter_cuts = demo_counter.cut_rule, demo_counter.exact_cuts
     try:
-        demo_counter.cut_rule = None
+        demo_counter.cut_rule, demo_counter.exact_cuts = None, frozenset()
         document = LongDocument(demo_counter, limit=50)
-        assert document.add(["one two", " three"], 0).tokens == 0  # held until the end
+        assert document.add(["one two", " three"], 0, ["", "space"]).tokens == 0  # held until the end
         assert np.array_equal(document.finish().counts, demo_counter.count(["one two three"]).counts)
         with pytest.raises(CannotCount, match="cannot be cut"):
-            LongDocument(demo_counter, limit=5).add(["one two", " three"], 0)
+            LongDocument(demo_counter, limit=5).add(["one two", " three"], 0, ["", "space"])
     finally:
-        demo_counter.cut_rule = demo_counter_rule
+        demo_counter.cut_rule, demo_counter.exact_cuts = demo_counter_rule, demo_counter_cuts
 
 
 def test_a_long_line_is_pieced_and_an_invalid_one_is_dropped_whole(tmp_path):
@@ -155,3 +166,103 @@ def test_a_json_lines_record_over_the_limit_is_skipped_and_the_next_one_read(tmp
     items = list(read_source(Source(str(path), "jsonl", None, path.stat().st_size), ReadOptions()))
     assert items[0].locator == "line 1" and "split the record" in items[0].reason and items[0].size == 5013
     assert items[1].text == "fine"
+
+
+# --- text without spaces (issue 21, item 5): cut where the pre-tokenizer splits anyway, or joined ---
+
+EXPECTED_CUTS = {
+    "gpt2": {SPACE, PUNCT, DIGIT},
+    "gpt-neox-20b": {SPACE, PUNCT, DIGIT},
+    "llama2": {SPACE},
+    "bert-base-uncased": {SPACE, PUNCT},
+    "pegasus": {SPACE},
+}
+
+
+def spaceless_texts() -> list[str]:
+    """Whitespace-free text as corpora hold it, with added tokens and apostrophes next to places to cut."""
+    rng = random.Random(0)
+    b64 = base64.b64encode(rng.randbytes(9000)).decode()
+    hexes = rng.randbytes(6000).hex()
+    minified = json.dumps([{"id": i, "k": f"v{i}'s", "u": f"https://x.io/a{i}?q=b{i}"} for i in range(300)])
+    minified = minified.replace(" ", "")
+    cjk = "漢字かな交じり文、句読点。「引用」（括弧）！ハングル한국어텍스트，全角？" * 150
+    marks = ["<|endoftext|>", "[CLS]", "[cls]", "</s>", "<unk>", "<s>", "'s", "x"]
+    tokens = "".join(rng.choice(marks) + b64[i : i + 40] for i in range(0, 8000, 40))
+    return [b64, hexes, minified, cjk, tokens, "a" * 5000 + "1" * 5000]
+
+
+@pytest.mark.parametrize("name", TOKENIZERS)
+def test_text_without_spaces_counts_exactly_on_every_shared_tokenizer(shared_data, name):
+    path = shared_data / "tokenizers" / name / "tokenizer.json"
+    for policy in POLICIES:
+        counter = counter_for(path, policy)
+        assert counter.exact_cuts == EXPECTED_CUTS[name]
+        for text in spaceless_texts():
+            whole = counter.count([text])
+            assert counted_in_pieces(counter, text, fragment=700, piece_chars=300) == whole, (name, policy, text[:60])
+
+
+def test_text_without_spaces_is_cut_by_kind_and_only_where_allowed():
+    b64, hexes, minified, cjk, *_ = spaceless_texts()
+    for text, kinds in ((b64, {PUNCT}), (hexes, {DIGIT}), (minified, {PUNCT}), (cjk, {PUNCT})):
+        fragments = [text.encode()[i : i + 700] for i in range(0, len(text.encode()), 700)]
+        pieces = list(document_pieces(fragments, "doc", "file", lambda *_: "bad", piece_chars=300))
+        assert len(pieces) > 3 and {p.cut for p in pieces[1:]} == kinds
+        for before, after in itertools.pairwise(pieces):
+            pair = before.text[-1] + after.text[0]
+            assert not any(c.isspace() or c == "_" for c in pair) and before.text[-1] != "'"
+            assert all(unicodedata.category(c)[0] in "LNPS" for c in pair)
+
+
+def test_a_long_record_without_spaces_is_counted_in_pieces(tmp_path):
+    b64 = base64.b64encode(random.Random(1).randbytes(1_500_000)).decode()  # 2 MB: over two pieces
+    path = tmp_path / "blob.jsonl"
+    path.write_text(json.dumps({"text": b64}) + "\n", encoding="utf-8")
+    items = list(read_source(Source(str(path), "jsonl", None, path.stat().st_size), ReadOptions()))
+    assert len(items) > 2 and items[-1].last and "".join(i.text for i in items) == b64
+    assert {i.locator for i in items} == {"line 1"} and {i.cut for i in items[1:]} == {PUNCT}
+
+
+MEMORY_SCRIPT = """
+import base64, random, resource, sys
+from vocabrisk import scan
+kind, size, path, model = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+rng = random.Random(0)
+with open(path, "w") as file:
+    if kind == "base64":
+        file.write(base64.b64encode(rng.randbytes(size * 3 // 4)).decode())
+    else:  # one unbroken word
+        file.write("".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=size)))
+    del rng
+profile = scan([path, sys.argv[5]], model, prior="tokenizer")
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+print(peak, profile.documents, profile.skipped, profile.skips.bytes)
+for skip in profile.skipped_examples:
+    print(skip["source"], skip["reason"])
+"""
+
+
+def scan_in_subprocess(tmp_path, kind: str, size: int, model: Path) -> tuple[int, list[str]]:
+    """Peak RSS (bytes) of a scan of one generated file beside a short one, and what it printed."""
+    short = tmp_path / "short.txt"
+    short.write_text("a short document", encoding="utf-8")
+    args = [kind, str(size), str(tmp_path / f"{kind}-{size}.txt"), str(model), str(short)]
+    run = subprocess.run(
+        [sys.executable, "-c", MEMORY_SCRIPT, *args],
+        capture_output=True, text=True, timeout=240, check=True, env={**os.environ, "PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+    lines = run.stdout.splitlines()
+    return int(lines[0].split()[0]), lines
+
+
+def test_memory_stays_bounded_on_text_without_spaces(shared_data, tmp_path):
+    """Peak RSS does not grow with a file of base64 (counted), and an unbroken word is a skip, in bounded memory."""
+    gpt2 = shared_data / "tokenizers" / "gpt2"
+    small, _ = scan_in_subprocess(tmp_path, "base64", 5_000_000, gpt2)
+    large, lines = scan_in_subprocess(tmp_path, "base64", 20_000_000, gpt2)
+    assert lines[0].split()[1:] == ["2", "0", "0"]  # both documents counted, nothing skipped
+    assert large < 400e6 and large - small < 60e6, (small, large)
+    word, lines = scan_in_subprocess(tmp_path, "word", 3_000_000, gpt2)
+    assert word < 400e6 and lines[0].split()[1:] == ["1", "1", "3000000"]
+    assert "over 2,097,152 characters of text" in lines[1] and "no place to cut it at" in lines[1]

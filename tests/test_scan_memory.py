@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vocabrisk import scan
+from vocabrisk import rank, scan
 from vocabrisk.engines import EngineError, LocalEngine
-from vocabrisk.errors import InputError
+from vocabrisk.errors import InputError, ModelError
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "sample_corpora"
@@ -152,6 +152,37 @@ def test_what_cannot_be_counted_in_memory_is_refused_with_a_way_out(tmp_path):
         scan([["some text"]], "demo", checkpoint=tmp_path / "ck")
     with pytest.raises(InputError, match="cannot read a corpus from int"):
         scan([5], "demo")
+
+
+def test_inputs_of_the_wrong_kind_are_refused_saying_what_is_accepted(tmp_path):
+    """Issue 21, item 10: these raised raw TypeErrors, or took texts for missing paths without a word on texts."""
+    with pytest.raises(InputError, match="cannot read a corpus from bytes") as bytes_error:
+        scan(b"some text", "demo")
+    assert "decode the bytes" in bytes_error.value.hint
+    with pytest.raises(InputError, match="cannot read a corpus from bytearray"):
+        scan([bytearray(b"some text")], "demo")
+    with pytest.raises(ModelError, match="the model must be a name, a path or a LoadedModel, not int"):
+        scan([str(SAMPLES / "korean-notes.txt")], model=5)
+    with pytest.raises(InputError, match="rank takes a list of candidates, not int"):
+        rank(5, "demo")
+    with pytest.raises(InputError, match="rank takes a list of candidates, not str"):
+        rank(str(SAMPLES / "korean-notes.txt"), "demo")  # would have ranked each character
+    with pytest.raises(InputError, match="a rank candidate is a path or a Profile, not float"):
+        rank([1.5], "demo")
+    for texts, message in ((["first text here", "second"], "input not found"), (["What is it?"], "no files match")):
+        with pytest.raises(InputError, match=message) as missing:
+            scan(texts, "demo")
+        assert "vocabrisk.scan([texts])" in missing.value.hint
+
+
+def test_a_saved_profile_folder_is_refused_as_a_corpus(tmp_path):
+    korean = str(SAMPLES / "korean-notes.txt")
+    scan([korean], "demo").save(tmp_path / "profile")
+    for inputs in (str(tmp_path / "profile"), [str(tmp_path / "profile"), korean]):
+        with pytest.raises(InputError, match="is a saved vocabrisk profile, not a corpus to count") as refused:
+            scan(inputs, "demo")
+        assert "Profile.load" in refused.value.hint and "--baseline" in refused.value.hint
+    assert [r.name for r in rank([str(tmp_path / "profile")], "demo")] == [str(tmp_path / "profile")]  # one, alone
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -260,3 +260,38 @@ def test_the_real_korean_chatbot_folder_no_longer_passes_on_its_source_note(shar
     assert "::error title=vocabrisk max-skipped-share" in result.stdout and "ChatbotData.csv" in result.stdout
     fixed = run("gate", str(folder), "--model", gpt2, "--max-risk", "0.95", "--text-field", "Q", "-q")
     assert "✓ share of the input skipped 0.0000 is within max-skipped-share 0.0000 (nothing skipped)" in fixed.stdout
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz", ".zst"])
+def test_a_truncated_compressed_file_fails_any_skip_limit_short_of_one(tmp_path, suffix):
+    """Issue 21, item 3: the second half of a .gz lost was tallied as 0 bytes, so a 0.1% limit passed."""
+    import bz2
+    import gzip
+    import lzma
+
+    import zstandard
+
+    compress = {".gz": gzip.compress, ".bz2": lambda data: bz2.compress(data, 1), ".xz": lzma.compress}.get(
+        suffix, zstandard.ZstdCompressor().compress
+    )
+    records = "".join(json.dumps({"text": f"record {i}: {os.urandom(12).hex()}"}) + "\n" for i in range(6000))
+    data = compress(records.encode())
+    path = tmp_path / f"data.jsonl{suffix}"
+    path.write_bytes(data[: len(data) // 2])
+    profile = scan([str(path)], "demo")
+    assert (profile.skips.files, profile.skips.unmeasured) == (1, 1)
+    assert "cannot be measured" in profile.skips.describe()
+    result = run("gate", str(path), "--max-risk", "0.99", "--max-skipped-share", "0.001", "-q")
+    assert result.exit_code == 1
+    assert "only an estimate" in result.stdout
+    assert run("gate", str(path), "--max-risk", "0.99", "--max-skipped-share", "1", "-q").exit_code == 0
+
+
+def test_gate_refuses_a_saved_profile_given_beside_a_corpus(tmp_path):
+    """Issue 21, item 10: `gate PROFILE CORPUS` counted the profile's own files as corpus."""
+    scan([KOREAN], "demo").save(tmp_path / "profile")
+    result = CliRunner().invoke(main, ["gate", str(tmp_path / "profile"), KOREAN, "--max-risk", "0.99", "-q"])
+    assert result.exit_code == 2
+    output = " ".join(result.output.split())  # the console wraps lines
+    assert f"{tmp_path / 'profile'} is a saved vocabrisk profile, not a corpus to count" in output
+    assert "--baseline" in output and "Traceback" not in output

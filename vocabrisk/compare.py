@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import os
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from vocabrisk.errors import ProfileError
+from vocabrisk.errors import InputError, ProfileError
 from vocabrisk.inputs import profile_or_corpus
 from vocabrisk.plan import TrainingPlan
 from vocabrisk.profile import Profile
@@ -80,12 +81,12 @@ def rank(
     >>> [(r.name, round(r.unigram_kl, 2)) for r in ranked]
     [('sample_corpora/', 0.36), ('sample_corpora/korean-notes.txt', 2.57)]
     """
+    candidates = _candidates(candidates)
     plan = plan or TrainingPlan()
     if scan_candidate is None:
-        from vocabrisk.model.loaded import LoadedModel, load_model  # a count's stages: not for `diff` or the gate
-        from vocabrisk.scanning import scan
+        from vocabrisk.scanning import loaded_model, scan  # a count's stages: not for `diff` or the gate
 
-        loaded = model if isinstance(model, LoadedModel) else load_model(model, counted_here=True)
+        loaded = loaded_model(model, counted_here=True)
 
         def scan_candidate(path: str) -> Profile:
             return scan([path], loaded)
@@ -102,6 +103,19 @@ def rank(
     # Unigram KL ranked total forgetting best on the held-out runs of both base models (docs/VALIDITY.md,
     # +0.42 and +0.78); the forecast, which did not, is shown beside it.
     return sorted(ranked, key=lambda r: r.unigram_kl)
+
+
+def _candidates(candidates: object) -> list[str | Profile]:
+    """CANDIDATES as a list of paths and profiles; InputError for anything else."""
+    hint = "pass a list with one entry per candidate: paths, folders or globs as str, or Profile objects"
+    if isinstance(candidates, (str, bytes, os.PathLike)) or not isinstance(candidates, Iterable):
+        raise InputError(f"rank takes a list of candidates, not {type(candidates).__name__}", hint=hint)
+    listed = []
+    for candidate in candidates:
+        if not isinstance(candidate, (str, os.PathLike, Profile)):
+            raise InputError(f"a rank candidate is a path or a Profile, not {type(candidate).__name__}", hint=hint)
+        listed.append(candidate if isinstance(candidate, Profile) else os.fspath(candidate))
+    return listed
 
 
 def diff(old: Profile, new: Profile, plan: TrainingPlan | None = None) -> dict:

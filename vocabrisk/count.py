@@ -109,6 +109,13 @@ def split_inputs(inputs) -> tuple[list[str], list[MemorySource]]:
     """Paths (as strings) and in-memory corpora, each in the order given."""
     if not is_data(inputs) or not isinstance(inputs, (list, tuple)):
         inputs = [inputs]
+    for each in inputs:
+        if isinstance(each, (bytes, bytearray, memoryview)):
+            raise InputError(
+                f"cannot read a corpus from {type(each).__name__}",
+                hint="pass a path as str (or pathlib.Path), or texts in memory as strings: decode the bytes"
+                " and pass scan([[text]]) (in a list, each element is one input)",
+            )
     paths = [os.fspath(each) for each in inputs if not is_data(each)]
     data = [each for each in inputs if is_data(each)]
     return paths, [memory_source(each, number) for number, each in enumerate(data, 1)]

@@ -152,7 +152,9 @@ def evaluate(
 def _skipped_check(summary: Summary, limit: float) -> Check:
     """Input the scan could not read: a gate that judged other data than it was given must not pass.
 
-    With limit 0 (the default) any skipped file or record fails, even one whose size is unknown.
+    With limit 0 (the default) any skipped file or record fails, even one whose size is unknown;
+    under any limit short of 1, so does a skip that lost an amount that cannot be measured (a
+    truncated or corrupt compressed stream).
     """
     profile = summary.profile
     skips = profile.skip_report()
@@ -160,9 +162,12 @@ def _skipped_check(summary: Summary, limit: float) -> Check:
     if skips["examples"]:
         first = skips["examples"][0]
         detail += f"; first: {first['source']}, {first['locator']}: {first['reason']}"
+    unmeasured = profile.skips.unmeasured and limit < 1
     if limit == 0 and profile.skipped:
         detail += "; any skip fails: fix the input, or allow some with --max-skipped-share"
-    holds = profile.skipped == 0 if limit == 0 else None
+    elif unmeasured:
+        detail += "; the share is only an estimate, so no limit short of 1 can be shown to hold: fix the input"
+    holds = profile.skipped == 0 if limit == 0 else False if unmeasured else None
     return Check("max-skipped-share", "share of the input skipped", skips["share"], limit, detail, holds)
 
 

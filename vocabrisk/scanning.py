@@ -7,6 +7,7 @@ whatever the engine, the number of workers or the order of shards), the prior ch
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -17,6 +18,8 @@ from vocabrisk.counting import SpecialTokenPolicy
 from vocabrisk.counting.encoder import tokenizers_version
 from vocabrisk.engines import Engine, LocalEngine
 from vocabrisk.engines.progress import ScanProgress
+from vocabrisk.errors import ModelError
+from vocabrisk.inputs import refuse_profiles
 from vocabrisk.model.loaded import LoadedModel, load_model
 from vocabrisk.prior import AUTO, choose_prior
 from vocabrisk.profile import Profile
@@ -66,12 +69,13 @@ def scan(
     >>> profile.documents, profile.total_tokens
     (1459, 158749)
     """
+    refuse_profiles(inputs)
     read_options = read_options or ReadOptions()
     if text_field is not None:
         read_options = replace(read_options, text_fields=text_field)
     policy = policy or SpecialTokenPolicy()
     engine = engine or LocalEngine()
-    loaded = model if isinstance(model, LoadedModel) else load_model(model, counted_here=counts_here(engine))
+    loaded = loaded_model(model, counted_here=counts_here(engine))
     counted = count_inputs(
         inputs,
         loaded,
@@ -109,6 +113,19 @@ def scan(
         skips=counted.skips,
         skipped_examples=[_skip_dict(s) for s in counted.skipped[:MAX_SKIP_EXAMPLES]],
     )
+
+
+def loaded_model(model: object, counted_here: bool) -> LoadedModel:
+    """MODEL as a `LoadedModel`: one already, else the name or path `load_model` resolves."""
+    if isinstance(model, LoadedModel):
+        return model
+    if not isinstance(model, (str, os.PathLike)):
+        raise ModelError(
+            f"the model must be a name, a path or a LoadedModel, not {type(model).__name__}",
+            hint="pass a name or path as str: 'demo', a model folder, a .gguf file or a hub id in the local cache,"
+            " or a LoadedModel from vocabrisk.load_model",
+        )
+    return load_model(os.fspath(model), counted_here=counted_here)
 
 
 def counts_here(engine: Engine) -> bool:

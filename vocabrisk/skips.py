@@ -19,12 +19,15 @@ MAX_SKIP_EXAMPLES = 20  # skipped parts a profile keeps to show; the tally count
 class SkipTally:
     """What a scan left out: files (or the rest of files), records, and the bytes they hold.
 
-    Tallies add, like counts, so shards and workers merge their skips in any order.
+    `unmeasured` counts the skips whose bytes are only an estimate (a compressed stream cut
+    short or corrupt): with any, so are `bytes` and the share. Tallies add, like counts, so
+    shards and workers merge their skips in any order.
     """
 
     files: int = 0
     records: int = 0
     bytes: int = 0
+    unmeasured: int = 0
 
     @property
     def total(self) -> int:
@@ -36,12 +39,19 @@ class SkipTally:
         else:
             self.records += 1
         self.bytes += skip.size or 0
+        self.unmeasured += skip.unmeasured
 
     def __add__(self, other: SkipTally) -> SkipTally:
-        return SkipTally(self.files + other.files, self.records + other.records, self.bytes + other.bytes)
+        return SkipTally(
+            self.files + other.files,
+            self.records + other.records,
+            self.bytes + other.bytes,
+            self.unmeasured + other.unmeasured,
+        )
 
     def share(self, counted_bytes: int) -> float:
-        """The skipped bytes' share of all input bytes met (skipped plus counted text)."""
+        """The skipped bytes' share of all input bytes met (skipped plus counted text); an
+        estimate where some skip is `unmeasured`."""
         seen = self.bytes + counted_bytes
         if not seen:
             return 1.0 if self.total else 0.0
@@ -52,14 +62,18 @@ class SkipTally:
         parts = [plural(n, word) for n, word in ((self.files, "file"), (self.records, "record")) if n]
         if not parts:
             return ""
-        return " and ".join(parts) + f" ({human_bytes(self.bytes)})"
+        size = human_bytes(self.bytes)
+        if self.unmeasured:
+            size = f"about {size}; what {self.unmeasured:,} of them lost cannot be measured"
+        return " and ".join(parts) + f" ({size})"
 
     def to_dict(self) -> dict:
-        return {"files": self.files, "records": self.records, "bytes": self.bytes}
+        return {"files": self.files, "records": self.records, "bytes": self.bytes, "unmeasured": self.unmeasured}
 
     @classmethod
     def from_dict(cls, data: dict) -> SkipTally:
-        return cls(int(data.get("files", 0)), int(data.get("records", 0)), int(data.get("bytes", 0)))
+        keys = ("files", "records", "bytes", "unmeasured")
+        return cls(*(int(data.get(key, 0)) for key in keys))
 
     @classmethod
     def of(cls, skips) -> SkipTally:

@@ -9,7 +9,8 @@ import lzma
 import os
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
+from dataclasses import dataclass
 from typing import BinaryIO
 
 from vocabrisk.corpus.datatypes import Source
@@ -56,20 +57,35 @@ def open_file(path: str) -> BinaryIO:
     return open_url(path) if is_url(path) else open(path, "rb")
 
 
+@dataclass
+class Opened:
+    """A source opened for reading: its decompressed stream, and how far a reader got in it."""
+
+    stream: BinaryIO
+    compression: str | None
+    taken: int | None = None  # decompressed bytes the reader took, once it is done (None: unknown)
+
+
 @contextmanager
-def open_stream(source: Source, on_bytes: Callable[[int], None]) -> Iterator[tuple[BinaryIO, str | None]]:
-    """Yield (decompressed binary stream, compression) for a file, a URL or stdin ("-").
+def open_stream(source: Source, on_bytes: Callable[[int], None]) -> Iterator[Opened]:
+    """Yield the `Opened` source for a file, a URL or stdin ("-").
 
     Compression comes from the magic bytes, else from the extension guess in `source`.
-    Standard input is read but not closed.
+    Standard input is read but not closed. When the reader is done, however it ended, `taken`
+    says how much decompressed text it had taken: what a failure leaves out is estimated from it.
     """
     with ExitStack() as stack:
         raw = sys.stdin.buffer if source.path == "-" else stack.enter_context(open_file(source.path))
         head = raw.read(MAGIC_LENGTH)
         compression = sniff(head) or source.compression
         counted = CountingReader(raw, head, on_bytes)
-        stream = stack.enter_context(_decompressed(counted, compression))
-        yield stream, compression
+        opened = Opened(stack.enter_context(_decompressed(counted, compression)), compression)
+        try:
+            yield opened
+        finally:
+            if compression:
+                with suppress(OSError, ValueError):  # a decompressor that cannot say leaves it unknown
+                    opened.taken = opened.stream.tell()
 
 
 def _decompressed(raw: io.RawIOBase, compression: str | None) -> BinaryIO:
@@ -126,9 +142,14 @@ class ZstdReader(io.RawIOBase):
         self._context = zstandard.ZstdDecompressor()
         self._frame = None  # decompressor of the frame in progress, None between frames
         self._pending = memoryview(b"")
+        self._handed_out = 0
 
     def readable(self) -> bool:
         return True
+
+    def tell(self) -> int:
+        """Decompressed bytes handed out so far (the buffer above subtracts what it holds unread)."""
+        return self._handed_out
 
     def readinto(self, buffer) -> int:
         while not self._pending:
@@ -141,6 +162,7 @@ class ZstdReader(io.RawIOBase):
         size = min(len(buffer), len(self._pending))
         buffer[:size] = self._pending[:size]
         self._pending = self._pending[size:]
+        self._handed_out += size
         return size
 
     def _decompress(self, data: bytes) -> bytes:

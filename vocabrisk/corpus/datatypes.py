@@ -29,7 +29,8 @@ class Document:
     """One text to count, with where it came from.
 
     A long document comes as pieces (`vocabrisk.corpus.pieces`): `part` numbers them from 0
-    (None: the whole document), and `last` is False on all but the final piece.
+    (None: the whole document), `last` is False on all but the final piece, and `cut` is the
+    kind of place a piece after the first starts at.
     """
 
     text: str
@@ -37,6 +38,7 @@ class Document:
     locator: str
     part: int | None = None
     last: bool = True
+    cut: str = ""
 
 
 @dataclass(frozen=True)
@@ -44,13 +46,17 @@ class Skipped:
     """A part of the input that was not read: where, what was wrong and what to do.
 
     `size` is the bytes of input it stands for where known: a file's size on disk for a
-    whole file, the rest of the file for one given up part-way, a record's bytes for a record.
+    whole file, the rest of the file for one given up part-way (in a compressed file, the text
+    its compressed rest is estimated to hold), a record's bytes for a record. `unmeasured`
+    says `size` cannot be known: a compressed stream cut short or corrupt hides how much text
+    followed, a stream of unknown size how much was left unread.
     """
 
     source: str
     locator: str
     reason: str
     size: int | None = None
+    unmeasured: bool = False
 
     @property
     def whole_source(self) -> bool:

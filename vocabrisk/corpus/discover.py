@@ -103,8 +103,7 @@ def _add_input(given: str, options: ReadOptions, found: _Found) -> None:
         _add_glob(given, options, found)
     else:
         raise InputError(
-            f"input not found: {given}",
-            hint="check the path; use '-' to read standard input",
+            f"input not found: {given}", hint=_missing_hint(given, "check the path; use '-' to read standard input")
         )
 
 
@@ -134,27 +133,25 @@ def _stdin_source(options: ReadOptions) -> Source:
 def _add_glob(pattern: str, options: ReadOptions, found: _Found) -> None:
     matches = sorted(glob.glob(pattern, recursive=True))
     if not matches:
-        raise InputError(
-            f"no files match {pattern}",
-            hint="check the pattern; '**' matches any depth of folders, as in 'data/**/*.jsonl'",
-        )
+        hint = "check the pattern; '**' matches any depth of folders, as in 'data/**/*.jsonl'"
+        raise InputError(f"no files match {pattern}", hint=_missing_hint(pattern, hint))
     for match in matches:
-        if os.path.isdir(match):
-            _walk(match, options, found)
-        else:
-            _folder_file(match, options, found, _size(match))
+        _add_entry(match, None, options, found)
 
 
-def _walk(folder: str, options: ReadOptions, found: _Found) -> int:
-    """Add the readable files under `folder` (once per real folder); returns their number."""
+def _walk(folder: str, options: ReadOptions, found: _Found, root: str | None = None) -> int:
+    """Add the readable files under `folder` (once per real folder); returns their number.
+
+    The walk stays inside `root`, the real path of the folder given (`folder` itself when None).
+    """
     real = os.path.realpath(folder)
     if real not in found.walked:
         found.walked[real] = 0  # already there should a symlink lead back while walking
-        found.walked[real] = _walk_new(folder, options, found)
+        found.walked[real] = _walk_new(folder, root or real, options, found)
     return found.walked[real]
 
 
-def _walk_new(folder: str, options: ReadOptions, found: _Found) -> int:
+def _walk_new(folder: str, root: str, options: ReadOptions, found: _Found) -> int:
     datasets = _add_dataset(folder, found)
     if datasets is not None:
         return datasets
@@ -164,17 +161,79 @@ def _walk_new(folder: str, options: ReadOptions, found: _Found) -> int:
         reason = f"cannot list the folder: {exc.strerror}; check its permissions"
         found.skip(Skipped(folder, "folder", reason))
         return 0
-    readable = 0
-    for entry in entries:
-        if entry.name.startswith("."):
-            continue
-        if entry.is_dir():
-            readable += _walk(entry.path, options, found)
-        elif entry.is_file():
-            readable += _folder_file(entry.path, options, found, _size(entry.path))
+    readable = sum(_add_entry(entry.path, root, options, found) for entry in entries if not entry.name.startswith("."))
     if not readable:
         found.skip(Skipped(folder, "folder", f"no readable files in this folder ({_SUPPORTED})"))
     return readable
+
+
+def _add_entry(path: str, root: str | None, options: ReadOptions, found: _Found) -> int:
+    """Add a folder's entry, or a glob's match (`root` None); returns the readable files it adds.
+
+    What is not a readable file or folder is skipped with the reason: a dangling symlink, one
+    that leads outside `root` or back into a folder that holds it, a FIFO, socket or device
+    (reading one could block or never end), an entry that cannot be looked at.
+    """
+    try:
+        status = os.stat(path)
+    except OSError as exc:
+        found.skip(Skipped(path, "file", _unreachable(path, exc)))
+        return 0
+    if stat.S_ISDIR(status.st_mode):
+        reason = _link_problem(path, root) if os.path.islink(path) else None
+        if reason:
+            found.skip(Skipped(path, "folder", reason))
+            return 0
+        return _walk(path, options, found, root)
+    if not stat.S_ISREG(status.st_mode):
+        reason = f"not a regular file but {_kind(status.st_mode)}, which a folder's walk does not read"
+        found.skip(Skipped(path, "file", f"{reason}; name it as an input of its own to read it"))
+        return 0
+    reason = _link_problem(path, root) if os.path.islink(path) else None
+    if reason:
+        found.skip(Skipped(path, "file", reason, status.st_size))
+        return 0
+    return _folder_file(path, options, found, status.st_size)
+
+
+def _link_problem(link: str, root: str | None) -> str | None:
+    """Why the walk does not follow a symlink met inside `root`: it leads outside it, or back into
+    a folder that holds the link (a loop); None when it may be followed."""
+    if root is None:
+        return None
+    target = os.path.realpath(link)
+    if not _inside(target, root):
+        return (
+            f"symbolic link to {target}, outside the folder given ({root}), so not followed;"
+            " name the target as an input of its own to read it"
+        )
+    if os.path.isdir(target) and _inside(os.path.realpath(os.path.dirname(link)), target):
+        return f"symbolic link back to {target}, a folder that holds it (a loop), so not followed; it is read once"
+    return None
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _unreachable(path: str, exc: OSError) -> str:
+    """Why an entry that `stat` fails on cannot be read."""
+    if os.path.islink(path):
+        target = os.readlink(path)
+        if isinstance(exc, FileNotFoundError):
+            return f"symbolic link to {target}, which does not exist; fix or remove the link"
+        return f"symbolic link to {target} that cannot be followed: {exc.strerror}; fix or remove the link"
+    if isinstance(exc, PermissionError):
+        return "cannot look at it: permission denied; make its folder readable or leave it out"
+    return f"cannot look at it: {exc.strerror or exc}; check the file"
+
+
+_KINDS = {stat.S_ISFIFO: "a FIFO (named pipe)", stat.S_ISSOCK: "a socket", stat.S_ISCHR: "a character device",
+          stat.S_ISBLK: "a block device"}  # fmt: skip
+
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS.items() if test(mode)), "a special file")
 
 
 def _add_dataset(folder: str, found: _Found) -> int | None:
@@ -244,6 +303,16 @@ def _size(path: str) -> int | None:
     except OSError:
         return None
     return status.st_size if stat.S_ISREG(status.st_mode) else None
+
+
+def _missing_hint(given: str, hint: str) -> str:
+    """HINT, plus how texts go in, for an input that looks like text (spaces, or longer than a file name)."""
+    if not any(c.isspace() for c in given) and len(given) <= 255:
+        return hint
+    return (
+        f"{hint}; if it is text rather than a path: in Python, texts in memory go in as one input,"
+        " vocabrisk.scan([texts]) (a list of strings is a list of paths)"
+    )
 
 
 def _nothing_found_hint(skipped: list[Skipped]) -> str:

@@ -1,27 +1,47 @@
 """Long documents in bounded pieces: peak memory must not depend on the size of a file or line.
 
-A document (a whole text file by default, or one long line) is decoded as it streams in and
-handed on in pieces of about `PIECE_CHARS` characters. A piece ends just before a single
-ASCII space that has a non-space character on each side (`...word| word...`), the one place
-where every whitespace-splitting pre-tokenizer cuts anyway; `vocabrisk.counting.pieces` says
-which tokenizers that makes exact and how the counter joins the pieces' counts. Text with no
-such place for `MAX_UNCUT_BYTES` is skipped with a clear reason, as are records that must be
-parsed whole (a JSON Lines line, a JSON file, a CSV line) beyond that size.
+A document (a whole text file by default, one long line, or a long record's text) is decoded as
+it streams in and handed on in pieces of about `PIECE_CHARS` characters. A piece ends only where
+the pre-tokenizers `vocabrisk.counting.pieces` knows split anyway, each piece saying which kind
+of place it starts at (its `cut`):
+
+- `space`: just before a single ASCII space with a non-space character on each side
+  (`...word| word...`), where every whitespace-splitting pre-tokenizer cuts; preferred.
+- `punct`: between a letter or digit and a punctuation mark (ASCII ones but `_`, and the common
+  CJK ones), either way round, though not after an apostrophe (`'s` is a pre-token of its own
+  in GPT-2's regex): minified JSON and code, base64, URLs, CJK text without spaces.
+- `digit`: between an ASCII letter and an ASCII digit, either way round: hashes, hex.
+
+Which kinds count exactly under which tokenizer is the counter's business; it joins pieces again
+across a cut its tokenizer does not split at. A run of more than `MAX_UNCUT_CHARS` characters with
+no place to cut is skipped with a clear reason, as are records that must be parsed whole (a
+JSON Lines line, a JSON file, a CSV line) beyond `MAX_UNCUT_BYTES`.
 """
 
 from __future__ import annotations
 
 import functools
 import itertools
+import re
 from collections.abc import Callable, Iterable, Iterator
 
 from vocabrisk.corpus.datatypes import Document, Skipped
 
-PIECE_CHARS = 1 << 18  # a longer document is handed on in pieces of about this many characters (at most twice)
-MAX_UNCUT_BYTES = 64 << 20  # the one size limit: what must be held whole (a record, a run with no place to cut)
+PIECE_CHARS = 1 << 18  # a longer document is handed on in pieces of about this many characters
+MAX_UNCUT_CHARS = 2 << 20  # the most text with no place to cut that is held, and encoded, whole
+MAX_UNCUT_BYTES = 64 << 20  # the most a record that must be parsed whole may hold
 CHUNK_BYTES = 1 << 20  # bytes read per call
 SNIFF_BYTES = 8192
 MAX_UNCUT_TEXT = f"{MAX_UNCUT_BYTES >> 20} MiB"
+
+SPACE, PUNCT, DIGIT = "space", "punct", "digit"
+_WORD = "A-Za-z0-9\u3041-\u3096\u4e00-\u9fa5\uac00-\ud7a3"  # letters since Unicode 1.1: ASCII, kana, CJK, Hangul
+_MARKS = "!-&(-/:-@\\[\\]^`{-~\u3001\u3002\u300c-\u300f\uff01\uff08\uff09\uff0c\uff0e\uff1a\uff1b\uff1f"
+PUNCTUATION = _MARKS + "'"  # the marks a `punct` cut may be next to (an apostrophe only before it)
+_CUTS = {
+    PUNCT: re.compile(f"(?<=[{_WORD}])(?=[{PUNCTUATION}])|(?<=[{_MARKS}])(?=[{_WORD}])"),
+    DIGIT: re.compile("(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])"),
+}
 
 # (byte offset in the document, newlines before it, byte offset of the line it is on) -> reason
 Describe = Callable[[int, int, int], str]
@@ -43,6 +63,71 @@ def cut_point(text: str, start: int = 1) -> int | None:
             return i
         end = i
     return None
+
+
+def find_cut(text: str, start: int = 1, piece_chars: int = PIECE_CHARS) -> tuple[int, str] | None:
+    """Where to end a piece of `text` (no place before `start` was found), and the kind of cut:
+    the last `space` cut, else the first `punct`, else `digit`, cut at or after `piece_chars`."""
+    space = cut_point(text, start)
+    if space is not None:
+        return space, SPACE
+    for kind, pattern in _CUTS.items():
+        found = pattern.search(text, max(start, piece_chars), len(text) - 1)
+        if found:
+            return found.start(), kind
+    return None
+
+
+class _Cutter:
+    """Cuts one document's text, as it comes, into pieces (see the module docstring)."""
+
+    def __init__(self, path: str, locator: str, piece_chars: int):
+        self.path, self.locator, self.piece_chars = path, locator, piece_chars
+        self.text, self.part, self.cut, self.searched = "", 0, "", 1
+
+    def add(self, text: str) -> Iterator[Document]:
+        """The pieces `text` completes; raises _Uncuttable past MAX_UNCUT_CHARS with no place to cut."""
+        self.text += text
+        while len(self.text) >= 2 * self.piece_chars:
+            found = find_cut(self.text, self.searched, self.piece_chars)
+            if found is None:
+                if len(self.text) > MAX_UNCUT_CHARS:
+                    raise _Uncuttable(len(self.text))
+                self.searched = len(self.text) - 1
+                return
+            at, kind = found
+            yield Document(self.text[:at], self.path, self.locator, self.part, False, self.cut)
+            self.text, self.part, self.cut, self.searched = self.text[at:], self.part + 1, kind, 1
+
+    def finish(self, strip_newline: bool) -> Iterator[Document]:
+        text = self.text
+        if strip_newline:
+            text = text[:-2] if text.endswith("\r\n") else text[:-1] if text.endswith("\n") else text
+        if self.part == 0:
+            if text:
+                yield Document(text, self.path, self.locator)
+        else:
+            yield Document(text, self.path, self.locator, self.part, True, self.cut)
+
+
+class _Uncuttable(Exception):
+    def __init__(self, chars: int):
+        super().__init__(
+            f"over {MAX_UNCUT_CHARS:,} characters of text ({chars:,} so far) with no place to cut it at"
+            " (a space between words, punctuation, or a digit next to a letter), so it cannot be counted"
+            " in bounded memory; split the document"
+        )
+
+
+def text_pieces(document: Document, piece_chars: int = PIECE_CHARS) -> Iterator[Document | Skipped]:
+    """A long document already in memory (a record's text), in pieces."""
+    cutter = _Cutter(document.source, document.locator, piece_chars)
+    try:
+        yield from cutter.add(document.text)
+    except _Uncuttable as exc:
+        yield Skipped(document.source, document.locator, str(exc), len(document.text.encode("utf-8")))
+        return
+    yield from cutter.finish(strip_newline=False)
 
 
 def read_document(
@@ -87,15 +172,15 @@ def document_pieces(
     piece_chars: int = PIECE_CHARS,
 ) -> Iterator[Document | Skipped]:
     """One document read from `fragments` (its bytes, in bounded parts): a single Document when
-    it is short, else pieces (`part` 0, 1, ... with `last` on the final one).
+    it is short, else pieces (`part` 0, 1, ... with `last` on the final one, `cut` on all but
+    the first).
 
     Invalid UTF-8 or a run of text with no place to cut ends the document with a Skipped,
     after which the pieces already handed on must be discarded (the counter does).
     `strip_newline` drops a final "\\n" or "\\r\\n" (line and paragraph documents).
     """
-    text, pending = "", b""
+    cutter, pending = _Cutter(path, locator, piece_chars), b""
     consumed = newlines = line_start = 0  # over the bytes decoded so far
-    part, searched = 0, 1
     for fragment in fragments:
         data = pending + fragment
         decoded, pending, error = _decode(data)
@@ -112,27 +197,15 @@ def document_pieces(
         if last_newline >= 0:
             line_start = consumed + last_newline + 1
         consumed += size
-        text += decoded
-        while len(text) >= 2 * piece_chars:
-            cut = cut_point(text, searched)
-            if cut is None:
-                if len(text.encode("utf-8")) > MAX_UNCUT_BYTES:
-                    yield Skipped(path, locator, _uncuttable(len(text)), consumed)
-                    return
-                searched = len(text) - 1
-                break
-            yield Document(text[:cut], path, locator, part=part, last=False)
-            text, part, searched = text[cut:], part + 1, 1
+        try:
+            yield from cutter.add(decoded)
+        except _Uncuttable as exc:
+            yield Skipped(path, locator, str(exc), consumed)
+            return
     if pending:  # ends inside a multi-byte character
         yield Skipped(path, locator, describe_error(consumed, newlines, line_start), consumed + len(pending))
         return
-    if strip_newline:
-        text = text[:-2] if text.endswith("\r\n") else text[:-1] if text.endswith("\n") else text
-    if part == 0:
-        if text:
-            yield Document(text, path, locator)
-    else:
-        yield Document(text, path, locator, part=part, last=True)
+    yield from cutter.finish(strip_newline)
 
 
 def _decode(data: bytes) -> tuple[str, bytes, int | None]:
@@ -143,13 +216,6 @@ def _decode(data: bytes) -> tuple[str, bytes, int | None]:
         if exc.end == len(data) and len(data) - exc.start < 4 and exc.reason == "unexpected end of data":
             return data[: exc.start].decode("utf-8"), data[exc.start :], None
         return "", b"", exc.start
-
-
-def _uncuttable(chars: int) -> str:
-    return (
-        f"over {MAX_UNCUT_TEXT} of text ({chars:,} characters so far) with no single space between words to cut"
-        " it at, so it cannot be counted in bounded memory; split the document"
-    )
 
 
 def bounded_lines(stream, limit: int = MAX_UNCUT_BYTES) -> Iterator[bytes]:

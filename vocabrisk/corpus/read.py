@@ -9,13 +9,13 @@ import sys
 import zlib
 from collections.abc import Callable, Iterator
 
-from vocabrisk.corpus.compression import open_stream
+from vocabrisk.corpus.compression import Opened, open_stream
 from vocabrisk.corpus.datatypes import Document, ReadOptions, Skipped, Source
 from vocabrisk.corpus.delimited import read_delimited
 from vocabrisk.corpus.hf_stream import read_hf_stream
 from vocabrisk.corpus.json_records import read_json, read_jsonl
 from vocabrisk.corpus.memory import read_memory
-from vocabrisk.corpus.pieces import TooLarge
+from vocabrisk.corpus.pieces import PIECE_CHARS, TooLarge, text_pieces
 from vocabrisk.corpus.progress import ByteTally, Position
 from vocabrisk.corpus.text import read_text
 
@@ -79,21 +79,49 @@ def read_source(
     given up on, the calls add up to its size.
     """
     position, tally = Position(), ByteTally(on_bytes)
-    compression = source.compression
+    compression, opened = source.compression, None
     try:
         if source.format in _FILE_READERS:
-            yield from _FILE_READERS[source.format](source, options, position, tally)
+            yield from _in_pieces(_FILE_READERS[source.format](source, options, position, tally))
         else:
-            with open_stream(source, tally) as (stream, compression):
-                yield from _STREAM_READERS[source.format](stream, source, options, position)
+            with open_stream(source, tally) as opened:
+                compression = opened.compression
+                yield from _in_pieces(_STREAM_READERS[source.format](opened.stream, source, options, position))
     except Exception as exc:
         if not isinstance(exc, _READ_ERRORS) and not _is_zstd_error(exc) and not _is_arrow_error(exc):
             raise
         reason = f"{_describe(exc, source.format, compression)}; {position.counted()}"
-        rest = None if source.size is None else max(source.size - tally.total, 0)
-        yield Skipped(source.path, position.locator(), f"{reason}; {_remedy(exc, compression)}", rest)
+        lost = _lost(source, tally.total, opened, position.done)
+        unmeasured = source.size is None or compression is not None  # what a cut or corrupt stream held is unknown
+        yield Skipped(source.path, position.locator(), f"{reason}; {_remedy(exc, compression)}", lost, unmeasured)
     # The rest of a file given up on counts as done, so that progress reaches its end.
     tally.reach(source.size or 0)
+
+
+def _in_pieces(items: Iterator[Document | Skipped]) -> Iterator[Document | Skipped]:
+    """`items`, with a long document held whole (a record's text) handed on in pieces."""
+    for item in items:
+        if isinstance(item, Document) and item.part is None and len(item.text) >= 2 * PIECE_CHARS:
+            yield from text_pieces(item)
+        else:
+            yield item
+
+
+def _lost(source: Source, consumed: int, opened: Opened | None, counted: int) -> int | None:
+    """The bytes of text a source given up on part-way leaves out, as far as they can be told.
+
+    The bytes of the file not read yet, scaled, for a compressed file, by how much text each
+    compressed byte read so far held; with nothing counted yet (`counted` 0), all the reader
+    took, too. None for a source of unknown size.
+    """
+    if source.size is None:
+        return None
+    rest = max(source.size - consumed, 0)
+    taken = opened.taken if opened is not None and opened.compression else None
+    if taken is None:
+        return rest if counted else source.size
+    ratio = max(taken / consumed, 1.0) if consumed else 1.0
+    return round(rest * ratio) + (0 if counted else taken)
 
 
 def _describe(exc: BaseException, fmt: str, compression: str | None) -> str:

@@ -21,7 +21,7 @@ import numpy as np
 
 from vocabrisk.counting.counts import TokenCounts, utf8_size
 from vocabrisk.counting.encoder import lacking_bytes, load_encoder, tokenizers_version
-from vocabrisk.counting.pieces import CannotCount, LongDocument, cut_rule, matched_added_tokens
+from vocabrisk.counting.pieces import CannotCount, LongDocument, cut_rule, exact_cuts, matched_added_tokens
 from vocabrisk.counting.policy import SpecialTokenPolicy
 
 
@@ -52,6 +52,10 @@ class TokenCounter:
     @cached_property
     def cut_rule(self) -> str | None:
         return cut_rule(self._spec)
+
+    @cached_property
+    def exact_cuts(self) -> frozenset[str]:
+        return exact_cuts(self._spec)
 
     @cached_property
     def matched_tokens(self) -> tuple[str, ...]:

@@ -1,10 +1,13 @@
 """Why counting a long document in pieces gives exactly the counts of encoding it whole.
 
-Readers cut a long document only just before a single ASCII space with a non-space character
-on each side, `...word| word...` (`vocabrisk.corpus.pieces`). Each piece is encoded without
-special tokens, and the special tokens the post-processor adds to one document (`<s>`,
-`[CLS]`/`[SEP]`, `</s>`) are counted once, from an empty document. That is exact when nothing
-in the tokenizer joins the text on the two sides of such a space:
+Readers cut a long document just before a single ASCII space with a non-space character on
+each side, `...word| word...`, and in text without such a space between a letter or digit
+and a punctuation mark (`punct`) or between an ASCII letter and digit (`digit`), each piece
+saying which (`vocabrisk.corpus.pieces`). Pieces are encoded apart only across the kinds of
+cut the tokenizer splits at anyway (`exact_cuts`), and joined again across any other. Each
+piece is encoded without special tokens, and the special tokens the post-processor adds to
+one document (`<s>`, `[CLS]`/`[SEP]`, `</s>`) are counted once, from an empty document. That
+is exact at a space when nothing in the tokenizer joins the text on its two sides:
 
 - `split-before-space`: the pre-tokenizer splits there anyway. ByteLevel with its regex
   (GPT-2, GPT-NeoX: the space starts the next pre-token, ` ?\\p{L}+`), BERT's, Whitespace and
@@ -20,8 +23,15 @@ in the tokenizer joins the text on the two sides of such a space:
 The normalizer must act on single characters (Unicode forms, lower-casing, BERT's cleaning,
 SentencePiece's precompiled map, replacing runs of 2+ spaces), and no added token may hold a
 space next to other text or strip the whitespace after it. Any other tokenizer gets no rule:
-its long documents are joined and encoded whole, up to the one size limit (`LongDocument`). The test
-`tests/test_pieces.py` checks the equality on every shared tokenizer.
+its long documents are joined and encoded whole, up to the size limit (`LongDocument`).
+
+`punct` and `digit` cuts need more of the pre-tokenizer: every one of them must split there.
+ByteLevel's regex (with no prefix space) matches letters, digits and other characters in runs
+of their own (a `'` starts a contraction, so no cut follows one); BERT's splits off every
+punctuation mark, and Whitespace's `\\w+|[^\\w\\s]+` splits word characters from others (`_` is
+one, so no cut is next to it). Next to an added token such a cut is not taken, since the text
+around one is split off before pre-tokenizing. The test `tests/test_pieces.py` checks the
+equality on every shared tokenizer.
 """
 
 from __future__ import annotations
@@ -30,6 +40,7 @@ import json
 
 import numpy as np
 
+from vocabrisk.corpus.pieces import DIGIT, MAX_UNCUT_CHARS, PUNCT, SPACE
 from vocabrisk.counting.counts import TokenCounts, utf8_size
 
 SPLIT_BEFORE_SPACE = "split-before-space"
@@ -38,7 +49,6 @@ SENTENCEPIECE_WORDS = "sentencepiece-words"
 _CHAR_NORMALIZERS = {"NFC", "NFD", "NFKC", "NFKD", "Lowercase", "BertNormalizer", "Precompiled", "StripAccents", "Nmt"}
 _SPLITTING = {"BertPreTokenizer", "Whitespace", "WhitespaceSplit"}
 _RUNS_OF_SPACES = (" {2,}", "  +")
-MAX_HELD_CHARS = 64 << 20  # the most of one document held unencoded (vocabrisk.corpus.pieces.MAX_UNCUT_BYTES)
 
 
 def cut_rule(tokenizer_json: str) -> str | None:
@@ -57,6 +67,32 @@ def cut_rule(tokenizer_json: str) -> str | None:
     if not pre_tokenizers and _sentencepiece_words(normalizers, prepends, spec.get("model") or {}):
         return SENTENCEPIECE_WORDS
     return None
+
+
+def exact_cuts(tokenizer_json: str) -> frozenset[str]:
+    """The kinds of cut (`vocabrisk.corpus.pieces`) at which pieces count exactly under this tokenizer.
+
+    A `space` cut under either rule. Under `split-before-space`, a `punct` cut too where every
+    pre-tokenizer splits a letter or digit from a punctuation mark (GPT-2's ByteLevel regex,
+    BERT's, Whitespace), and a `digit` cut where each is ByteLevel's regex, which splits letters
+    from digits; ByteLevel must not add a prefix space, which a piece not starting with a space
+    would get. Next to an added token no cut but a space is taken (`LongDocument`).
+    """
+    rule = cut_rule(tokenizer_json)
+    if rule is None:
+        return frozenset()
+    cuts = {SPACE}
+    pre_tokenizers = _flatten(json.loads(tokenizer_json).get("pre_tokenizer"), "pretokenizers")
+    if rule == SPLIT_BEFORE_SPACE:
+        if all(_byte_level_regex(p) or p.get("type") in ("BertPreTokenizer", "Whitespace") for p in pre_tokenizers):
+            cuts.add(PUNCT)
+        if all(_byte_level_regex(p) for p in pre_tokenizers):
+            cuts.add(DIGIT)
+    return frozenset(cuts)
+
+
+def _byte_level_regex(pre: dict) -> bool:
+    return pre.get("type") == "ByteLevel" and pre.get("use_regex", True) and not pre.get("add_prefix_space", True)
 
 
 def matched_added_tokens(tokenizer_json: str, split_special_tokens: bool) -> tuple[str, ...]:
@@ -115,6 +151,22 @@ def _added_tokens_allow(added: list[dict]) -> bool:
     return True
 
 
+def _touches(before: str, after: str, tokens: tuple[str, ...]) -> bool:
+    """Whether an added token (in any case: normalizers may lower-case) crosses or touches the
+    cut between `before` and `after`."""
+    if not tokens:
+        return False
+    reach = max(map(len, tokens))
+    window = (before[-reach:] + after[:reach]).lower()
+    cut = min(len(before), reach)
+    for token in tokens:
+        token = token.lower()
+        start = window.find(token, max(cut - len(token), 0))
+        if 0 <= start <= cut:
+            return True
+    return False
+
+
 class CannotCount(ValueError):
     """A long document this tokenizer cannot count exactly within the size limit."""
 
@@ -122,60 +174,65 @@ class CannotCount(ValueError):
 class LongDocument:
     """Counts one document that arrives in pieces, so that the sum is its exact count.
 
-    Pieces are encoded as they come where the cut rule allows; what cannot be encoded yet is
-    held (the last piece under `sentencepiece-words`, whose neighbour decides how its space is
-    encoded; everything for a tokenizer with no rule), up to `limit` characters.
+    The pieces since the last cut this tokenizer counts exactly at (`exact_cuts`) are held, and
+    encoded joined once the next such cut comes, or the end: at least the last piece (whose
+    neighbour decides whether it may be encoded apart), everything for a tokenizer with no rule,
+    up to `limit` characters.
     """
 
-    def __init__(self, counter, limit: int = MAX_HELD_CHARS):
+    def __init__(self, counter, limit: int = MAX_UNCUT_CHARS):
         self.counter = counter
         self.limit = limit
         self.held: list[str] = []  # pieces not encoded yet, to be joined
         self.drop_space = False  # whether the held text's leading space is the prepended ▁'s
 
-    def add(self, texts: list[str], first_part: int) -> TokenCounts:
-        """Take the next pieces; the counts of what could be encoded now."""
-        rule, counter = self.counter.cut_rule, self.counter
-        text_bytes = sum(map(utf8_size, texts))
-        counts = np.zeros(counter.vocab_size, dtype=np.int64)
-        if rule == SPLIT_BEFORE_SPACE:
-            counts += counter.encode_plain(texts)
-        else:
-            for index, text in enumerate(texts, first_part):
-                if rule == SENTENCEPIECE_WORDS and index > 0 and self._safe_cut(text):
-                    counts += self._flush()
-                    self.drop_space = True
-                self.held.append(text)
-            if sum(map(len, self.held)) > self.limit:
-                raise CannotCount(self._too_long(rule))
-        return TokenCounts(counts, 0, text_bytes)
+    def add(self, texts: list[str], first_part: int, cuts: list[str]) -> TokenCounts:
+        """Take the next pieces and the kind of cut before each; the counts of what could be encoded now."""
+        ready = []
+        for index, (text, cut) in enumerate(zip(texts, cuts, strict=True), first_part):
+            if index > 0 and self._exact(cut, text):
+                ready.append(self._take())
+                self.drop_space = self.counter.cut_rule == SENTENCEPIECE_WORDS
+            self.held.append(text)
+        if sum(map(len, self.held)) > self.limit:
+            raise CannotCount(self._too_long(self.counter.cut_rule))
+        counts = self.counter.encode_plain(ready) if ready else np.zeros(self.counter.vocab_size, dtype=np.int64)
+        return TokenCounts(counts, 0, sum(map(utf8_size, texts)))
 
     def finish(self) -> TokenCounts:
         """The counts still held, plus the document's special tokens; counts the document."""
-        counts = self._flush() + self.counter.document_extras()
+        counts = self.counter.encode_plain([self._take()]) + self.counter.document_extras()
         return TokenCounts(counts, documents=1)
 
-    def _safe_cut(self, text: str) -> bool:
-        """Whether the cut before `text` may drop its space: not next to an added token, since
-        the text after one is normalized apart, with a ▁ of its own."""
+    def _exact(self, cut: str, text: str) -> bool:
+        """Whether the pieces before and from `text` may be encoded apart."""
+        if cut not in self.counter.exact_cuts:
+            return False
         tokens = self.counter.matched_tokens
-        return not (self.held and self.held[-1].endswith(tokens)) and not text[1:].startswith(tokens)
+        if cut != SPACE:
+            return not _touches(self.held[-1], text, tokens)
+        if self.counter.cut_rule != SENTENCEPIECE_WORDS:
+            return True
+        # the space may be dropped: not next to an added token, since the text after one is
+        # normalized apart, with a ▁ of its own
+        return not self.held[-1].endswith(tokens) and not text[1:].startswith(tokens)
 
-    def _flush(self) -> np.ndarray:
-        if not self.held:
-            return np.zeros(self.counter.vocab_size, dtype=np.int64)
+    def _take(self) -> str:
+        """The held pieces, joined, to be encoded; none are held after."""
         text = "".join(self.held)
         if self.drop_space:
             text = text[1:]
         self.held, self.drop_space = [], False
-        return self.counter.encode_plain([text])
+        return text
 
     def _too_long(self, rule: str | None) -> str:
-        why = (
-            "this tokenizer has no pre-tokenizer split that makes counting it in pieces exact"
-            if rule is None
-            else "added tokens next to every place it could be cut"
-        )
+        why = {
+            None: "this tokenizer has no pre-tokenizer split that makes counting it in pieces exact",
+            SENTENCEPIECE_WORDS: "no space between words not next to an added token: with no pre-tokenizer,"
+            " this tokenizer may join any other text",
+            SPLIT_BEFORE_SPACE: "no place in it where this tokenizer's pre-tokenizer splits (BERT's, say, not"
+            " between letters and digits), or an added token next to each",
+        }[rule]
         return (
             f"document over {self.limit:,} characters that cannot be cut ({why}; see vocabrisk.counting.pieces),"
             " so it cannot be counted in bounded memory; split the document"

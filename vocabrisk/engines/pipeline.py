@@ -18,19 +18,23 @@ from vocabrisk.engines.shards import Shard
 
 BATCH_BYTES = 1 << 20  # encode about 1 MiB of text per call: large enough to use every core
 BATCH_DOCUMENTS = 4096
-PIECE_BATCH_BYTES = 4 << 20  # pieces of one long document encoded per call, in parallel
+# Pieces of one long document encoded per call, in parallel: the tokenizer holds ~200 bytes per
+# token while it encodes, and text without spaces (base64) has nearly a token per character.
+PIECE_BATCH_BYTES = 1 << 20
 QUEUE_BATCHES = 4
 
 
 @dataclass(frozen=True)
 class Pieces:
-    """Consecutive pieces of one long document, numbered from `first_part`; `last` when they end it."""
+    """Consecutive pieces of one long document, numbered from `first_part`; `last` when they end it;
+    `cuts` the kind of cut before each (`vocabrisk.corpus.pieces`)."""
 
     texts: list[str]
     first_part: int
     last: bool
     source: str
     locator: str
+    cuts: list[str]
 
 
 # What the reader hands over: a batch of whole documents, pieces of one long document, a Skipped
@@ -76,7 +80,8 @@ def batches(shards: Sequence[Shard], options: ReadOptions, on_bytes: Callable[[i
 
 def _pieces(documents: list[Document]) -> Pieces:
     first, last = documents[0], documents[-1]
-    return Pieces([d.text for d in documents], first.part, last.last, first.source, first.locator)
+    texts, cuts = [d.text for d in documents], [d.cut for d in documents]
+    return Pieces(texts, first.part, last.last, first.source, first.locator, cuts)
 
 
 _DONE = object()

@@ -172,16 +172,18 @@ class _Tally:
         """Take pieces of a long document; its counts once they are final, or a Skipped."""
         if item.first_part == 0:
             self.document, self.pending = counter.long_document(), TokenCounts.zeros(counter.vocab_size)
-        if self.document is None:  # given up on: the rest of it is passed over
+        if self.document is None:  # given up on: the rest of it is passed over, and counts as skipped
+            self.skips.bytes += sum(map(utf8_size, item.texts))
             return None
         try:
-            self.pending += self.document.add(item.texts, item.first_part)
+            self.pending += self.document.add(item.texts, item.first_part, item.cuts)
             if not item.last:
                 return None
             done = self.pending + self.document.finish()
         except CannotCount as exc:  # too long to hold, or text the model cannot read
+            size = self.pending.text_bytes + sum(map(utf8_size, item.texts))
             self.document = self.pending = None
-            return Skipped(item.source, item.locator, str(exc))
+            return Skipped(item.source, item.locator, str(exc), size)
         self.document = self.pending = None
         self.counts += done
         return done
