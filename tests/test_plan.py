@@ -385,7 +385,7 @@ def test_the_implied_epochs_are_shown_and_a_plan_that_repeats_the_corpus_is_warn
     assert stated["warnings"] == [] and stated["risk"]["implied_epochs"] == 2.0
     assert stated["risk"]["plan"]["steps"] == math.ceil(2 * data["tokens"] / 512)
     gate = cli("gate", saved["english-prose"], "--max-risk", "1", "--format", "github")
-    assert "::warning title=vocabrisk plan::the plan repeats this corpus" in gate.stdout
+    assert "::warning title=vocabrisk warning::the plan repeats this corpus" in gate.stdout
     rank = cli("rank", saved["english-prose"], saved["korean-notes.txt"])
     assert "epochs" in rank.stdout and rank.stdout.count("the plan repeats this corpus") == 2
 

@@ -62,7 +62,13 @@ def main(ctx: click.Context, debug: bool) -> None:
 @plan_options
 @config_option()
 @click.option("--mix", multiple=True, help="A replay corpus (paths or a saved profile) for the what-if mixing advice.")
-@click.option("--out", "-o", type=click.Path(file_okay=False), help="Save the profile (tokens.parquet + profile.json).")
+@click.option(
+    "--out",
+    "-o",
+    type=click.Path(file_okay=False),
+    help="Save the profile in this folder: profile.json, tokens.parquet and, where the prior came "
+    "from text, old_text.npz (the forecast's old text). Copy it whole.",
+)
 @force_option
 @format_option
 @report_errors
@@ -84,7 +90,7 @@ def scan_command(inputs, settings, quiet, checkpoint, resume, hf_datasets, split
     replay = settings.counts_of(mix, "--mix") if mix else None  # first: a bad --mix fails before the long scan
     profile = settings.profile_of(inputs, checkpoint=checkpoint, resume=resume)
     if out:
-        profile.save(out, overwrite=force)
+        profile.save(out, force=force)
     summary = Summary.of(profile, plan)
     advice = advise(summary, replay)
     if output_format == "json":
@@ -176,7 +182,7 @@ def gate_command(ctx, inputs, settings, quiet, plan_flags, config_file, out, for
     settings = replace(settings, model=gate.model, progress=progress_bar(quiet or output_format != "text"))
     profile = settings.profile_of(inputs)
     if out:
-        profile.save(out, overwrite=force)
+        profile.save(out, force=force)
     result = evaluate(Summary.of(profile, plan), gate.thresholds, baseline, inputs=inputs,
                       baseline_name=str(gate.baseline), config=str(config.path) if config.path else None)  # fmt: skip
     for name, path in gate.reports:

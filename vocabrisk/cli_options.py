@@ -113,7 +113,9 @@ engine_options = options(
                       "[default: local 1, ray every CPU of the cluster]"),
     click.option("--address", help="The Ray cluster to join (auto, ray://HEAD:10001).  [default: start one here]"),
 )  # fmt: skip
-force_option = click.option("--force", is_flag=True, help="Replace a saved profile already at --out.")
+force_option = click.option(
+    "--force", is_flag=True, help="Replace a saved profile already at --out (its own files; others there stay)."
+)
 format_option = click.option(
     "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
@@ -174,7 +176,8 @@ scan_source_options = options(
 )  # fmt: skip
 gate_output_options = options(
     click.option("--out", "-o", type=click.Path(file_okay=False),
-                 help="Save the profile, to report on it later without rescanning."),
+                 help="Save the profile (a folder: profile.json, tokens.parquet, old_text.npz where the prior came "
+                      "from text), to report on it later without rescanning."),
     force_option,
     click.option("--format", "output_format", type=click.Choice(GATE_FORMATS), default="text", show_default=True,
                  help="Print the result for people (text), scripts (json), GitHub annotations, JUnit, Markdown or "

@@ -179,7 +179,7 @@ def _absolute_checks(summary: Summary, thresholds: Thresholds) -> list[Check]:
                 forecast.total,
                 thresholds.max_forgetting,
                 f"band {forecast.low:.3f}–{forecast.high:.3f}, {forecast.calibration.source} constants, "
-                f"{forecast.epochs:.1f} epochs",
+                f"{forecast.epochs:.1f} epochs" + ("" if forecast.old_text else ", no old text: global prior contexts"),
             )
         )
     if thresholds.max_starved_share is not None:

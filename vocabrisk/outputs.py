@@ -10,7 +10,7 @@ private 0700/0600 of temporary files they are staged in.
 Every file and folder vocabrisk writes for later reading (profiles, reports, checkpoints,
 caches) is written whole or not at all: staged under a hidden temporary name beside its
 target and renamed over it, so that a reader, a resumed scan or a killed process never meets
-half of one (`atomic_file`, `write_atomic`, `atomic_folder`).
+half of one (`atomic_file`, `write_atomic`, `replace_files`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
@@ -75,30 +75,34 @@ def write_atomic(path: Path | str, content: str | bytes, what: str = "file") -> 
 
 
 @contextmanager
-def atomic_folder(path: Path | str) -> Iterator[Path]:
-    """A folder, filled in the `with` block, that replaces `path` only once complete.
+def replace_files(folder: Path | str, own: Collection[str], index: str) -> Iterator[Path]:
+    """A staging folder whose files, once the block completes, replace FOLDER's OWN files; no other file is touched.
 
-    It is staged as a hidden folder beside `path` with the umask's mode; at the end of the
-    block whatever is at `path` is moved aside, the staged folder renamed into place and the
-    old one deleted, so `path` holds the old folder or the new one, never a mix. On any
-    error the staged folder is deleted and `path` left as it was.
+    The staging folder is hidden beside FOLDER, with the umask's mode. A new FOLDER is the staging folder renamed
+    into place, whole. Into an existing one, INDEX (the file that makes the folder what it is, e.g. a profile's
+    profile.json) is removed first, every other staged file renamed over its namesake (each rename atomic), the
+    OWN files not staged this time deleted, and INDEX renamed in last: a reader finds the old files, no INDEX, or
+    the new files, never the new INDEX beside old files. A user's own files there (notes, a .gitkeep) stay. On any
+    error in the block the staging folder is deleted and FOLDER left as it was.
     """
-    path = Path(path)
+    path = Path(folder)
     path.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
     try:
         staging.chmod(umask_mode(0o777))
         yield staging
-        if path.exists():
-            old = path.with_name(f".{path.name}.old-{os.getpid()}")
-            path.rename(old)
+        if not path.exists():
             staging.rename(path)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            staging.rename(path)
-    except BaseException:
+            return
+        staged = {p.name for p in staging.iterdir()}
+        (path / index).unlink(missing_ok=True)
+        for name in sorted(staged - {index}):
+            os.replace(staging / name, path / name)
+        for name in set(own) - staged:
+            (path / name).unlink(missing_ok=True)
+        os.replace(staging / index, path / index)
+    finally:
         shutil.rmtree(staging, ignore_errors=True)
-        raise
 
 
 def check_writable(path: Path | str, what: str = "report", folder: bool = False) -> None:

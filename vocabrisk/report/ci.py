@@ -94,7 +94,7 @@ def to_github(result: GateResult) -> str:
         properties["file"] = inputs[0]
     lines = [to_text(result).rstrip("\n")]
     for warning in result.summary.warnings:
-        lines.append(_workflow_command("warning", {**properties, "title": "vocabrisk plan"}, warning))
+        lines.append(_workflow_command("warning", {**properties, "title": "vocabrisk warning"}, warning))
     for check in result.checks:
         if not check.passed:
             lines.append(_workflow_command("error", {**properties, "title": f"vocabrisk {check.rule}"}, check.message))
