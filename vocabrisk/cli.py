@@ -26,9 +26,11 @@ from vocabrisk.cli_options import (
 )
 from vocabrisk.cli_output import (
     DEBUG,
+    GateCommand,
     check_outputs,
     log_lines,
     progress_bar,
+    publish_gate_error,
     report_console,
     report_errors,
     stderr_console,
@@ -151,7 +153,7 @@ def diff_command(old, new, plan_flags, config_file, output_format):
     render_diff(old, new, result, report_console())
 
 
-@main.command("gate")
+@main.command("gate", cls=GateCommand)
 @click.argument("inputs", nargs=-1, required=True)
 @corpus_options
 @engine_options
@@ -166,8 +168,19 @@ def gate_command(ctx, inputs, settings, quiet, plan_flags, config_file, out, for
 
     INPUTS is a corpus (files, folders, globs) or one saved profile, which is not rescanned. Limits come
     from flags, else from `[tool.vocabrisk.gate]` in the nearest pyproject.toml (or `[gate]` in a
-    vocabrisk.toml); with no limit anywhere, the gate fails on the high band.
+    vocabrisk.toml); with no limit anywhere, the gate fails on the high band. A gate that could not judge
+    writes the error into every --report, so that CI never shows an earlier run's result.
     """
+    try:
+        _gate(ctx, inputs, settings, quiet, plan_flags, config_file, out, force, output_format, reports, limits)
+    except click.exceptions.Exit:
+        raise
+    except Exception as exc:
+        publish_gate_error(exc, reports, output_format)
+        raise
+
+
+def _gate(ctx, inputs, settings, quiet, plan_flags, config_file, out, force, output_format, reports, limits) -> None:
     from vocabrisk.gate import evaluate
     from vocabrisk.outputs import write_atomic
     from vocabrisk.profile import Profile

@@ -46,6 +46,33 @@ def format_result(result: GateResult, name: str) -> str:
     }[name](result)
 
 
+def format_error(message: str, hint: str | None, name: str) -> str:
+    """A gate that could not judge (exit 2), in format NAME: what overwrites each report it was asked for, so
+    that CI shows the error, never the result an earlier run left there."""
+    full = f"{message} (hint: {hint})" if hint else message
+    if name == "json":
+        return json.dumps({"passed": False, "exit_code": 2, "error": {"message": message, "hint": hint}}, indent=2,
+                          ensure_ascii=False) + "\n"  # fmt: skip
+    if name == "github":
+        return _workflow_command("error", {"title": "vocabrisk gate error"}, full) + "\n"
+    if name == "junit":
+        suites = ElementTree.Element("testsuites", name="vocabrisk gate", tests="1", failures="0", errors="1")
+        suite = ElementTree.SubElement(suites, "testsuite", name="vocabrisk gate", tests="1", failures="0",
+                                       errors="1", skipped="0")  # fmt: skip
+        case = ElementTree.SubElement(suite, "testcase", classname="vocabrisk.gate", name="gate", time="0")
+        ElementTree.SubElement(case, "error", message=message, type="error").text = hint
+        return _xml(suites)
+    if name == "sarif":
+        notification = {"level": "error", "message": {"text": full}}
+        invocation = {"executionSuccessful": False, "exitCode": 2, "toolExecutionNotifications": [notification]}
+        return _sarif_log([], [invocation], {"passed": False, "error": message})
+    if name == "markdown":
+        return f"## vocabrisk gate ⚠️ error: it could not judge the corpus\n\n{escape(message)}\n" + (
+            f"\n_hint: {escape(hint)}_\n" if hint else ""
+        )
+    return f"vocabrisk gate ERROR  {full}\n"
+
+
 def render_text(result: GateResult, console: Console) -> None:
     """One line per check, never wrapped, so a log can be searched for what failed."""
     print_line = functools.partial(console.print, soft_wrap=True)
@@ -140,8 +167,12 @@ def to_junit(result: GateResult) -> str:
         if not check.passed:
             failure = ElementTree.SubElement(case, "failure", message=check.message, type=check.rule)
             failure.text = RULES[check.rule]
-    ElementTree.indent(suites)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(suites, encoding="unicode") + "\n"
+    return _xml(suites)
+
+
+def _xml(root: ElementTree.Element) -> str:
+    ElementTree.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(root, encoding="unicode") + "\n"
 
 
 def to_sarif(result: GateResult) -> str:
@@ -157,6 +188,11 @@ def to_sarif(result: GateResult) -> str:
         for check in result.checks
         if not check.passed
     ]
+    invocation = {"executionSuccessful": True, "exitCode": result.exit_code}
+    return _sarif_log(results, [invocation], {"risk": result.summary.risk_dict(), "passed": result.passed})
+
+
+def _sarif_log(results: list[dict], invocations: list[dict], properties: dict) -> str:
     log = {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
@@ -172,8 +208,9 @@ def to_sarif(result: GateResult) -> str:
                         ],
                     }
                 },
+                "invocations": invocations,
                 "results": results,
-                "properties": {"risk": result.summary.risk_dict(), "passed": result.passed},
+                "properties": properties,
             }
         ],
     }
