@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 
 import click
@@ -38,6 +37,7 @@ from vocabrisk.cli_output import (
 from vocabrisk.config import load_config, training_plan
 from vocabrisk.corpus.hf_stream import input_for
 from vocabrisk.errors import VocabriskError
+from vocabrisk.outputs import json_text
 
 # Each command imports the stages it runs in its body, so that none pays for another's
 # (`--help` and a gate on a saved profile import no counting or prior code).
@@ -96,7 +96,7 @@ def scan_command(inputs, settings, quiet, checkpoint, resume, hf_datasets, split
     summary = Summary.of(profile, plan)
     advice = advise(summary, replay)
     if output_format == "json":
-        click.echo(json.dumps({**summary.to_dict(), "advice": advice.to_dict(), "saved_to": out}, indent=2))
+        click.echo(json_text({**summary.to_dict(), "advice": advice.to_dict(), "saved_to": out}, indent=2))
         return
     from vocabrisk.report.terminal import render_scan
 
@@ -125,7 +125,7 @@ def rank_command(candidates, settings, quiet, plan_flags, config_file, output_fo
     ranked = rank(list(candidates), settings.loaded, plan, scan_candidate=settings.scan)
     if output_format == "json":
         rows = [r.to_dict() for r in ranked]
-        click.echo(json.dumps({"model": settings.loaded.files.name, "candidates": rows}, indent=2))
+        click.echo(json_text({"model": settings.loaded.files.name, "candidates": rows}, indent=2))
         return
     from vocabrisk.report.terminal import render_rank
 
@@ -146,7 +146,7 @@ def diff_command(old, new, plan_flags, config_file, output_format):
 
     result = diff(Profile.load(old), Profile.load(new), training_plan(plan_flags, config_file))
     if output_format == "json":
-        click.echo(json.dumps({"old": old, "new": new, **result}, indent=2))
+        click.echo(json_text({"old": old, "new": new, **result}, indent=2))
         return
     from vocabrisk.report.terminal import render_diff
 
@@ -281,7 +281,7 @@ def verify_command(inputs, settings, quiet, compare_eps, head_eps, heldout_share
         plot_verify(result, plot_path)
         stderr_console().print(f"plot written to {plot_path}")
     if output_format == "json":
-        click.echo(json.dumps(result.report, indent=2))
+        click.echo(json_text(result.report, indent=2))
         return
     from vocabrisk.verify.report import render_verify
 
@@ -313,7 +313,7 @@ def calibrate_command(model, probes, reference, eval_windows, quiet, output_form
     )
     data = {"calibration": result.calibration.to_dict(), "saved": str(result.path), "runs": result.runs}
     if output_format == "json":
-        click.echo(json.dumps(data, indent=2))
+        click.echo(json_text(data, indent=2))
         return
     from vocabrisk.report.terminal import render_calibration
 

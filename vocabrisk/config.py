@@ -203,7 +203,9 @@ def _parse(path: Path, where: str, gate: dict) -> Config:
         if key in gate and not isinstance(gate[key], str):
             raise fail(f"{key} = {gate[key]!r} is not a string", hint='quote it: key = "value"')
     forgetting = gate.get("max-forgetting")
-    if forgetting is not None and not (isinstance(forgetting, int | float) and forgetting >= 0):
+    if forgetting is not None and not (
+        isinstance(forgetting, int | float) and not isinstance(forgetting, bool) and 0 <= forgetting < math.inf
+    ):
         raise fail(f"max-forgetting = {forgetting!r} is not a number of nats, 0 or more", hint="e.g. 0.05")
     groups = gate.get("max-group-risk", {})
     if not isinstance(groups, dict) or not all(_is_share(v) for v in groups.values()):

@@ -15,6 +15,8 @@ half of one (`atomic_file`, `write_atomic`, `replace_files`).
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import shutil
 import tempfile
@@ -28,6 +30,40 @@ from vocabrisk.errors import VocabriskError
 
 class OutputError(VocabriskError):
     """An output path cannot be written, or writing it would destroy something."""
+
+
+NON_FINITE_WHY = (
+    "JSON has no NaN or infinity (strict readers reject them): these numbers came out non-finite and are "
+    "written as null"
+)
+
+
+def json_text(data: object, **options) -> str:
+    """DATA as strict JSON (`json.dumps` with OPTIONS and allow_nan=False), every report's and profile's.
+
+    A non-finite float becomes null, and where DATA is an object it says which under `non_finite`
+    (`values`: path and value, `why`), so that no reader meets an invalid `NaN` nor a silent gap.
+
+    >>> data = json.loads(json_text({"score": float("nan"), "rows": [1.5, float("inf")]}))
+    >>> data["score"], data["rows"], data["non_finite"]["values"]
+    (None, [1.5, None], {'score': 'nan', 'rows[1]': 'inf'})
+    """
+    replaced: dict[str, str] = {}
+
+    def clean(value: object, path: str) -> object:
+        if isinstance(value, float) and not math.isfinite(value):
+            replaced[path or "(the value)"] = str(value)
+            return None
+        if isinstance(value, dict):
+            return {k: clean(v, f"{path}.{k}" if path else str(k)) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [clean(v, f"{path}[{i}]") for i, v in enumerate(value)]
+        return value
+
+    cleaned = clean(data, "")
+    if replaced and isinstance(cleaned, dict):
+        cleaned["non_finite"] = {"values": replaced, "why": NON_FINITE_WHY}
+    return json.dumps(cleaned, allow_nan=False, **options)
 
 
 def umask_mode(base: int = 0o666) -> int:

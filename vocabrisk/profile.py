@@ -37,7 +37,7 @@ from vocabrisk.extras import require
 from vocabrisk.groups import UNUSED
 from vocabrisk.model.head import HeadInfo
 from vocabrisk.old_text import OldText
-from vocabrisk.outputs import OutputError, check_writable, replace_files
+from vocabrisk.outputs import OutputError, check_writable, json_text, replace_files
 from vocabrisk.skips import MAX_SKIP_EXAMPLES, SkipTally
 from vocabrisk.token_table import COLUMNS, TokenTable
 
@@ -308,7 +308,7 @@ class Profile:
                 )
             files = {name: (staging / name).stat().st_size for name in PROFILE_FILES[1:] if (staging / name).exists()}
             meta = {**self.metadata(), "files": files}
-            (staging / PROFILE_JSON).write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+            (staging / PROFILE_JSON).write_text(json_text(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         return folder
 
     @classmethod

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import io
-import json
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -21,6 +20,7 @@ from rich.text import Text
 
 from vocabrisk._version import __version__
 from vocabrisk.gate import Check, GateResult
+from vocabrisk.outputs import json_text
 from vocabrisk.report.markdown import code, escape, facts, groups_table, table, tokens_table
 
 RULES = {
@@ -51,8 +51,8 @@ def format_error(message: str, hint: str | None, name: str) -> str:
     that CI shows the error, never the result an earlier run left there."""
     full = f"{message} (hint: {hint})" if hint else message
     if name == "json":
-        return json.dumps({"passed": False, "exit_code": 2, "error": {"message": message, "hint": hint}}, indent=2,
-                          ensure_ascii=False) + "\n"  # fmt: skip
+        error = {"passed": False, "exit_code": 2, "error": {"message": message, "hint": hint}}
+        return json_text(error, indent=2, ensure_ascii=False) + "\n"
     if name == "github":
         return _workflow_command("error", {"title": "vocabrisk gate error"}, full) + "\n"
     if name == "junit":
@@ -110,7 +110,7 @@ def to_text(result: GateResult) -> str:
 
 
 def to_json(result: GateResult) -> str:
-    return json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    return json_text(result.to_dict(), indent=2, ensure_ascii=False) + "\n"
 
 
 def to_github(result: GateResult) -> str:
@@ -214,7 +214,7 @@ def _sarif_log(results: list[dict], invocations: list[dict], properties: dict) -
             }
         ],
     }
-    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+    return json_text(log, indent=2, ensure_ascii=False) + "\n"
 
 
 def _uri(path: str) -> str:
