@@ -147,11 +147,14 @@ def log_lines(quiet: bool):
 
 
 def report_console() -> Console:
-    """The report console; wide enough for the tables when stdout is a pipe or a CI log."""
+    """The report console: the terminal's width, or where stdout is a pipe or a CI log, COLUMNS if set, else 160."""
     from rich.console import Console
 
     console = Console()
-    return console if console.is_terminal else Console(width=160)
+    if console.is_terminal:
+        return console
+    columns = os.environ.get("COLUMNS", "")
+    return Console(width=int(columns) if columns.isdigit() and int(columns) > 0 else 160)
 
 
 def progress_bar(quiet: bool):

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from vocabrisk.errors import VocabriskError
+from vocabrisk.skips import plural
 
 LR_SCHEDULES = ("constant", "linear", "cosine")
 TRAINS = ("all", "head-frozen", "lora", "lora+head")
@@ -197,9 +198,9 @@ def describe(risk: dict) -> str:
     dict has it, the `implied_epochs` over the corpus."""
     plan, over_corpus = risk["plan"], "implied_epochs" in risk
     if plan.get("epochs") is None:
-        length = _steps(plan["steps"])
+        length = plural(plan["steps"], "step")
     else:
-        length = f"{plan['epochs']:g} epochs" + (f" = {_steps(plan['steps'])}" if over_corpus else "")
+        length = f"{plan['epochs']:g} epochs" + (f" = {plural(plan['steps'], 'step')}" if over_corpus else "")
     first = f"{length} × {plan['tokens_per_step']:,} tokens"
     if over_corpus:
         first += f" ({format_epochs(risk['implied_epochs'])} epochs over this corpus)"
@@ -214,10 +215,6 @@ def describe(risk: dict) -> str:
         f"trains {plan['trains']}" + (f", head eps {plan['head_eps']:g}" if plan["head_eps"] else ""),
     ]
     return ", ".join(parts)
-
-
-def _steps(steps: int) -> str:
-    return f"{steps:,} step" + ("" if steps == 1 else "s")
 
 
 # ---- validation ----------------------------------------------------------------------------

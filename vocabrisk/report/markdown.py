@@ -62,14 +62,27 @@ def ranking_table(ranked: Sequence[Named]) -> str:
         s = r.summary
         risk = s.risk.score
         rows.append(
-            [str(i), escape(r.name), f"{s.profile.total_tokens:,}", f"+{s.forecast.total:.3f}",
+            [str(i), escape(r.name), f"{s.baselines['unigram_kl']:.2f}", f"{s.profile.total_tokens:,}",
+             f"+{s.forecast.total:.3f}",
              format_epochs(s.implied_epochs), f"{s.coverage.used_share:.1%}", f"{s.coverage.starved_rows:,}",
              f"{risk:.3f}", s.risk.band, bar(risk / top)]
         )  # fmt: skip
     return table(
-        ["#", "candidate", "tokens", "forecast (nats)", "epochs", "rows used", "starved", "starved usage", "band", ""],
+        [
+            "#",
+            "candidate",
+            "unigram KL",
+            "tokens",
+            "forecast (nats)",
+            "epochs",
+            "rows used",
+            "starved",
+            "starved usage",
+            "band",
+            "",
+        ],
         rows,
-        align="rlrrrrrrll",
+        align="rlrrrrrrrll",
     )
 
 
