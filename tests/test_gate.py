@@ -60,8 +60,10 @@ def test_with_no_limit_anywhere_the_gate_fails_on_the_high_band():
 
 
 def test_a_saved_profile_is_gated_without_loading_any_model(profiles):
+    assert gate(profiles["korean"], "--max-risk", "0.8").exit_code == 0
+    # a model stated that is not the profile's is refused by its name, without loading it
     result = gate(profiles["korean"], "--model", "no/such-model-anywhere", "--max-risk", "0.8")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 2 and "counted against the model 'demo', not 'no/such-model-anywhere'" in result.output
 
 
 def test_starved_share_and_group_limits_name_the_group_that_breaks_and_sum_up_the_rest(profiles):

@@ -286,3 +286,17 @@ def test_a_gate_on_an_edited_profile_json_passes_fails_or_names_the_field(saved,
         assert "rerun with --debug" not in result.output, result.output  # not an unforeseen error
     finally:
         shutil.rmtree(folder)
+
+
+def test_a_saved_profile_given_another_model_is_refused_and_its_own_is_accepted(saved, tmp_path):
+    gpt2 = Path(__file__).resolve().parents[2] / "shared" / "data" / "tokenizers" / "gpt2"
+    other = str(gpt2) if gpt2.is_dir() else str(tmp_path)  # a real second model where the shared data is
+    for command in (["gate", str(saved), "--max-risk", "1"], ["scan", str(saved)], ["rank", str(saved)]):
+        refused = CliRunner().invoke(main, [*command, "--model", other, "-q"])
+        assert refused.exit_code == 2 and "Traceback" not in refused.output, refused.output
+        assert "counted against the model 'demo'" in refused.output and "drop --model" in refused.output
+        assert CliRunner().invoke(main, [*command, "--model", "demo", "-q"]).exit_code == 0  # its own model
+        assert CliRunner().invoke(main, [*command, "-q"]).exit_code == 0  # none stated: the profile's
+    (Path.cwd() / "vocabrisk.toml").write_text(f'[gate]\nmodel = "{other}"\n', encoding="utf-8")
+    configured = gate(str(saved), "--max-risk", "1")
+    assert configured.exit_code == 2 and "counted against the model 'demo'" in configured.output

@@ -123,9 +123,11 @@ def rank_command(candidates, settings, quiet, plan_flags, config_file, output_fo
     plan = training_plan(plan_flags, config_file)
     settings = replace(settings, progress=progress_bar(quiet or output_format == "json")).ready()
     ranked = rank(list(candidates), settings.loaded, plan, scan_candidate=settings.scan)
+    for candidate in ranked:
+        settings.check_model(candidate.summary.profile, candidate.name)
     if output_format == "json":
         rows = [r.to_dict() for r in ranked]
-        click.echo(json_text({"model": settings.loaded.files.name, "candidates": rows}, indent=2))
+        click.echo(json_text({"model": ranked[0].summary.profile.model["name"], "candidates": rows}, indent=2))
         return
     from vocabrisk.report.terminal import render_rank
 
@@ -267,7 +269,7 @@ def verify_command(inputs, settings, quiet, compare_eps, head_eps, heldout_share
     )
     result = verify(
         list(inputs),
-        settings.model,
+        settings.model_name,
         config,
         reference=reference,
         read_options=settings.read_options,

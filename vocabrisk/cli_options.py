@@ -91,8 +91,9 @@ plan_options = options(
 _SCAN_SETTINGS = tuple(f.name for f in dataclasses.fields(ScanSettings) if f.name != "progress")
 corpus_options = options(
     _handing_over(_SCAN_SETTINGS, "settings", lambda given: ScanSettings(**given)),
-    click.option("--model", "-m", default=DEFAULT_MODEL, show_default=True,
-                 help="`demo`, a local model folder, or a Hugging Face hub id (read from the local cache)."),
+    click.option("--model", "-m",
+                 help="`demo`, a local model folder, or a Hugging Face hub id (read from the local cache). A saved "
+                      f"profile keeps the model it was counted with.  [default: {DEFAULT_MODEL}]"),
     click.option("--text-field", "text_fields", multiple=True,
                  help="JSON field (dotted path) or column with the text; repeat to join several.  [default: text]"),
     click.option("--text-unit", type=click.Choice(["file", "line", "paragraph"]), default="file", show_default=True,

@@ -15,6 +15,7 @@ from vocabrisk.advice import Advice, data_advice_text, mixing_text
 from vocabrisk.plan import describe, format_epochs
 from vocabrisk.report import plots
 from vocabrisk.report.content import Named, ProfileReport, Report
+from vocabrisk.skips import plural
 from vocabrisk.summary import Summary, TokenAtRisk, skipped_text
 
 STYLE = """
@@ -120,7 +121,7 @@ def _facts(s: Summary) -> str:
     )
     rows = [
         ("model", f"{p.model['name']} · {p.tokenizer['model_type']}, {p.vocab_size:,} ids · head {head_text}"),
-        ("corpus", f"{p.documents:,} documents · {p.total_tokens:,} tokens · {len(p.sources)} files"),
+        ("corpus", f"{plural(p.documents, 'document')} · {p.total_tokens:,} tokens · {plural(len(p.sources), 'file')}"),
         (
             "coverage",
             f"{c.used_rows:,} of {c.coverable_rows:,} rows used ({c.used_share:.1%}) · "

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from vocabrisk.advice import Advice, data_advice_text, mixing_text
 from vocabrisk.plan import format_epochs
 from vocabrisk.report.content import Named, ProfileReport, Report
+from vocabrisk.skips import plural
 from vocabrisk.summary import GroupRisk, Summary, TokenAtRisk, UsageBand, skipped_text
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#])")
@@ -118,7 +119,8 @@ def facts(s: Summary) -> str:
     return "\n".join(
         [
             f"- **model** {escape(p.model['name'])} ({p.tokenizer['model_type']}, {p.vocab_size:,} ids)",
-            f"- **corpus** {p.documents:,} documents, {p.total_tokens:,} tokens, {len(p.sources)} files",
+            f"- **corpus** {plural(p.documents, 'document')}, {p.total_tokens:,} tokens, "
+            f"{plural(len(p.sources), 'file')}",
             f"- **coverage** {c.used_rows:,} of {c.coverable_rows:,} rows used ({c.used_share:.1%}), "
             f"{c.absent_rows:,} never seen, {c.starved_rows:,} starved",
             f"- **forecast** {escape(s.forecast.describe())}",
