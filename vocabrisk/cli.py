@@ -36,7 +36,6 @@ from vocabrisk.cli_output import (
 )
 from vocabrisk.config import load_config, training_plan
 from vocabrisk.corpus.hf_stream import input_for
-from vocabrisk.errors import VocabriskError
 from vocabrisk.outputs import json_text
 
 # Each command imports the stages it runs in its body, so that none pays for another's
@@ -324,11 +323,9 @@ def calibrate_command(model, probes, reference, eval_windows, quiet, output_form
 
 def _train_config(command: str, flags: dict):
     """The training flags of verify and calibrate as a TrainConfig, which needs the `verify` extra installed."""
-    try:
-        from vocabrisk.verify.train import TrainConfig
-    except ImportError as exc:
-        raise VocabriskError(f"{command} needs torch and transformers ({exc})",
-                             hint="pip install 'vocabrisk[verify]'") from exc  # fmt: skip
+    from vocabrisk.extras import require
+
+    TrainConfig = require("vocabrisk.verify.train", "verify", command).TrainConfig
     flags = {**flags, "grad_clip": flags["grad_clip"] or None}
     return TrainConfig(eps=flags.pop("adam_eps"), **flags)
 

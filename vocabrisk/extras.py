@@ -17,8 +17,9 @@ class MissingExtra(VocabriskError, ImportError):
     """A feature needs a package that is not installed; the hint names the extra that installs it."""
 
 
-def require(module: str, extra: str, what: str) -> ModuleType:
-    """MODULE imported, or MissingExtra saying that WHAT needs it and `pip install 'vocabrisk[EXTRA]'`.
+def require(module: str, extra: str, what: str, otherwise: str = "") -> ModuleType:
+    """MODULE imported, or MissingExtra saying that WHAT needs it and `pip install 'vocabrisk[EXTRA]'` (or
+    OTHERWISE, what else would do).
 
     >>> require("json", "report", "this doctest").__name__
     'json'
@@ -31,6 +32,6 @@ def require(module: str, extra: str, what: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        missing = exc.name or module
-        raise MissingExtra(f"{what} needs {missing}, which is not installed",
-                           hint=f"pip install 'vocabrisk[{extra}]'") from exc  # fmt: skip
+        install = f"pip install 'vocabrisk[{extra}]'"
+        hint = f"{install}, or {otherwise}" if otherwise else install
+        raise MissingExtra(f"{what} needs {exc.name or module}, which is not installed", hint=hint) from exc
