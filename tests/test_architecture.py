@@ -15,22 +15,24 @@ PACKAGE = Path(__file__).resolve().parent.parent / "vocabrisk"
 # Low to high. A module may import from its own layer or any layer below, never above. A name
 # ending in ".*" covers a package and its submodules; an exact name wins over a wildcard.
 LAYERS: list[tuple[str, list[str]]] = [
-    ("base", ["_version", "errors", "cache", "forked", "plan", "outputs", "verify.metrics"]),
+    ("base", ["_version", "errors", "extras", "cache", "forked", "outputs", "verify.metrics"]),
     (
-        "inputs: reading corpora, counting with a tokenizer, a model's files",
-        ["corpus", "corpus.*", "counting", "counting.*", "skips", "model", "model.*"],
+        "inputs: reading corpora (and what was skipped), the training plan, counting with a tokenizer, a model's files",
+        ["corpus", "corpus.*", "counting", "counting.*", "skips", "plan", "model", "model.*"],
     ),
     (
         "vocabulary facts, the prior formulas, old text, the token table",
         ["groups", "prior_formulas", "facts", "old_text", "token_table"],
     ),
+    # below the profile, which records the key of its model's calibration (forecast.model_key)
+    ("the forecast's mechanism over old text, and the calibration each model was given", ["forecast"]),
     ("the loaded model and the text it writes", ["model.loaded", "self_samples"]),
     ("where counting runs", ["engines", "engines.*"]),
     ("inputs counted", ["count"]),
     ("the profile, and whether an input is a saved one", ["profile", "inputs"]),
     ("the prior of a run", ["prior"]),
     ("scan: counts and prior assembled into a profile", ["scanning"]),
-    ("what a profile says", ["risk", "forecast", "summary"]),
+    ("what a profile says", ["risk", "summary"]),
     ("decisions", ["compare", "gate", "advice", "calibrate"]),
     ("reports", ["report", "report.*"]),
     (

@@ -60,8 +60,10 @@ def test_with_no_limit_anywhere_the_gate_fails_on_the_high_band():
 
 
 def test_a_saved_profile_is_gated_without_loading_any_model(profiles):
+    assert gate(profiles["korean"], "--max-risk", "0.8").exit_code == 0
+    # a model stated that is not the profile's is refused by its name, without loading it
     result = gate(profiles["korean"], "--model", "no/such-model-anywhere", "--max-risk", "0.8")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 2 and "counted against the model 'demo', not 'no/such-model-anywhere'" in result.output
 
 
 def test_starved_share_and_group_limits_name_the_group_that_breaks_and_sum_up_the_rest(profiles):
@@ -244,3 +246,50 @@ def test_every_rule_a_check_can_break_is_described_to_junit_and_sarif(profiles):
     assert {r["ruleId"] for r in sarif["results"]} == {rule["id"] for rule in sarif["tool"]["driver"]["rules"]} - {
         "max-skipped-share"
     }
+
+
+ERROR_FORMATS = ("json", "github", "junit", "sarif", "markdown")
+
+
+def _error_in(name: str, text: str) -> str:
+    """The error message a report in format NAME carries (AssertionError where it carries none)."""
+    if name == "json":
+        data = json.loads(text)
+        assert data["passed"] is False and data["exit_code"] == 2
+        return data["error"]["message"]
+    if name == "junit":
+        suites = ElementTree.fromstring(text.split("\n", 1)[1])
+        assert suites.get("errors") == "1" and not list(suites.iter("failure"))
+        return next(suites.iter("error")).get("message")
+    if name == "sarif":
+        (run,) = json.loads(text)["runs"]
+        (invocation,) = run["invocations"]
+        assert invocation["executionSuccessful"] is False and run["results"] == []
+        return invocation["toolExecutionNotifications"][0]["message"]["text"]
+    if name == "github":
+        (line,) = [line for line in text.splitlines() if line.startswith("::error ")]
+        return line
+    assert text.startswith("## vocabrisk gate ⚠️ error")
+    return text
+
+
+@pytest.mark.parametrize(
+    ("break_it", "message"),
+    [
+        (lambda args, tmp: [str(tmp / "no-such-corpus"), *args[1:]], "no-such-corpus"),  # an input error
+        (lambda args, tmp: [*args, "--max-group-risk", "Klingon=0.1"], "Klingon"),  # found while judging
+        (lambda args, tmp: [*args, "--max-risk", "abc"], "--max-risk"),  # a flag click refuses
+    ],
+)
+def test_an_erroring_gate_overwrites_every_report_with_the_error(profiles, tmp_path, break_it, message):
+    reports = {name: tmp_path / f"gate.{name}" for name in ERROR_FORMATS}
+    args = [profiles["prose"], "--max-risk", "1", *(f"--report={n}={p}" for n, p in reports.items())]
+    assert gate(*args).exit_code == 0
+    assert json.loads(reports["json"].read_text(encoding="utf-8"))["passed"] is True  # an earlier passing run
+    for output_format in ERROR_FORMATS:
+        result = gate(*break_it(args, tmp_path), "--format", output_format)
+        assert result.exit_code == 2
+        assert message in _error_in(output_format, result.stdout), result.stdout  # stdout too: CI reads it
+        for name, path in reports.items():
+            assert message in _error_in(name, path.read_text(encoding="utf-8")), name
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in reports.values())  # no staging

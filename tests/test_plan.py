@@ -58,7 +58,10 @@ def test_a_plan_in_epochs_takes_its_steps_from_the_corpus():
     assert (resolved.steps, resolved.epochs) == (27, 2.5)
     assert resolved.resolve(40_000).steps == 100  # a resolved plan re-resolves for another corpus
     assert plan.implied_epochs(10_500) == resolved.implied_epochs(10_500) == 2.5
-    assert plan.steps_for(10) == 1
+    assert plan.steps_for(10) == 1 and plan.implied_epochs(10) == 100  # 25 tokens: one step of 1,000 is 100 epochs
+    assert "less than one optimizer step of 1,000 tokens: the run's one step goes over it 100 times" in (
+        plan.repeats_warning(10)
+    )
     with pytest.raises(PlanError, match="resolve"):
         _ = plan.total_tokens
 
@@ -385,7 +388,7 @@ def test_the_implied_epochs_are_shown_and_a_plan_that_repeats_the_corpus_is_warn
     assert stated["warnings"] == [] and stated["risk"]["implied_epochs"] == 2.0
     assert stated["risk"]["plan"]["steps"] == math.ceil(2 * data["tokens"] / 512)
     gate = cli("gate", saved["english-prose"], "--max-risk", "1", "--format", "github")
-    assert "::warning title=vocabrisk plan::the plan repeats this corpus" in gate.stdout
+    assert "::warning title=vocabrisk warning::the plan repeats this corpus" in gate.stdout
     rank = cli("rank", saved["english-prose"], saved["korean-notes.txt"])
     assert "epochs" in rank.stdout and rank.stdout.count("the plan repeats this corpus") == 2
 
@@ -462,3 +465,48 @@ def test_the_readme_plan_examples_run_as_written(in_tmp):
     result = run_here(["vocabrisk", "scan", "sample_corpora/english-prose", "--format", "json"], in_tmp)
     expected = replace(TrainingPlan.from_training_arguments(args, seq_len=1024), trains="lora")
     assert json.loads(result.stdout)["risk"]["plan"] == expected.resolve(json.loads(result.stdout)["tokens"]).to_dict()
+
+
+def test_an_epochs_plan_shorter_than_one_step_says_how_often_its_step_goes_over_the_corpus(saved, in_tmp):
+    korean = saved["korean-notes.txt"]  # 17,716 tokens: one default step of 524,288 goes over it ~30 times
+    short = json.loads(cli("gate", korean, "--max-risk", "1", "--epochs", "1e-7", "--format", "json").stdout)
+    assert short["summary"]["risk"]["implied_epochs"] == pytest.approx(524_288 / 17_716)
+    assert short["summary"]["forecast"]["epochs"] == pytest.approx(524_288 / 17_716)
+    assert "the run's one step goes over it 30 times" in short["summary"]["warnings"][0]
+    text = cli("scan", korean, "--epochs", "1e-7", "-q").stdout
+    assert "1e-07 epochs = 1 step × 524,288 tokens (30 epochs over this corpus)" in text
+    tiny = cli("gate", korean, "--max-risk", "1", "--steps", "1", "--tokens-per-step", "5").stdout
+    assert "1 step × 5 tokens (0.00028 epochs over this corpus)" in tiny
+
+
+@pytest.mark.parametrize("flag", ["--max-risk", "--max-forgetting", "--max-starved-share", "--max-skipped-share",
+                                  "--lr", "--adam-eps", "--epochs"])  # fmt: skip
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_a_non_finite_number_is_refused_at_the_flag(saved, in_tmp, flag, value):
+    result = CliRunner().invoke(main, ["gate", saved["korean-notes.txt"], f"{flag}={value}", "--format", "json"])
+    assert result.exit_code == 2 and f"'{value}' is not a finite number" in result.output
+    assert json.loads(result.stdout)["error"]["message"].startswith(f"Invalid value for '{flag}'")
+
+
+def test_a_configured_infinite_limit_is_refused(saved, in_tmp):
+    (in_tmp / "vocabrisk.toml").write_text("[gate]\nmax-forgetting = inf\n")
+    result = CliRunner().invoke(main, ["gate", saved["korean-notes.txt"]])
+    assert result.exit_code == 2 and "max-forgetting = inf is not a number of nats" in result.output
+
+
+def test_every_json_report_is_strict_json_even_with_a_non_finite_number(saved):
+    from vocabrisk import Profile, Summary
+    from vocabrisk.gate import Thresholds, evaluate
+    from vocabrisk.report.ci import format_result
+
+    result = evaluate(Summary.of(Profile.load(saved["korean-notes.txt"])), Thresholds(max_risk=1.0))
+    broken = replace(result, checks=[replace(result.checks[0], value=math.nan), *result.checks[1:]])
+
+    def strict(text: str) -> dict:
+        return json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} in JSON"))
+
+    report = strict(format_result(broken, "json"))
+    assert report["checks"][0]["value"] is None and report["non_finite"]["values"] == {"checks[0].value": "nan"}
+    assert "JSON has no NaN" in report["non_finite"]["why"]
+    sarif = strict(format_result(broken, "sarif"))
+    assert sarif["runs"][0]["results"][0]["properties"]["value"] is None and "non_finite" in sarif

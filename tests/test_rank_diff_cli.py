@@ -108,3 +108,68 @@ def test_diff_of_a_profile_with_itself_changes_nothing(saved):
     assert same["risk_before"] == same["risk_after"] and same["forecast_before"] == same["forecast_after"]
     assert (same["newly_starved"], same["no_longer_starved"], same["groups"]) == (0, 0, [])
     assert "Groups that changed" not in cli("diff", saved["korean"], saved["korean"])
+
+
+@pytest.fixture(scope="module")
+def ranked_samples():
+    from vocabrisk import rank
+
+    return rank([str(path) for path in sorted(SAMPLES.iterdir())], "demo")  # long absolute names, as users give
+
+
+@pytest.mark.parametrize("width", [80, 100, 160])
+def test_the_rank_table_keeps_the_name_and_the_sort_key_and_never_cuts_a_number(ranked_samples, width):
+    import io
+
+    from rich.console import Console
+
+    from vocabrisk.report.terminal import RANK_COLUMNS, render_rank
+
+    buffer = io.StringIO()
+    render_rank(ranked_samples, Console(file=buffer, width=width, color_system=None))
+    text = buffer.getvalue()
+    assert max(map(len, text.splitlines())) <= width and "…" not in text
+    header = " ".join(line for line in text.splitlines() if line.startswith("┃"))
+    assert all(name in header for name in ("#", "candidate", "unigram"))
+    rows = [line for line in text.splitlines() if line.startswith("│")]
+    for candidate in ranked_samples:  # every figure shown is shown whole, on one line
+        s = candidate.summary
+        assert any(f" {s.baselines['unigram_kl']:.2f} " in row for row in rows)
+        for figure in (f"{s.profile.total_tokens:,}", f"{s.forecast.total:+.3f}", f"{s.coverage.starved_share:.1%}"):
+            assert any(f" {figure} " in row for row in rows) or figure not in text.replace("\n", "")
+    shown = [name for name in RANK_COLUMNS if name.split()[0] in header]
+    dropped = [line for line in text.splitlines() if line.startswith("not shown at")]
+    if len(shown) < len(RANK_COLUMNS):
+        assert dropped and f"not shown at {width} columns:" in dropped[0]
+    else:
+        assert not dropped
+    if width == 80:
+        assert "forecast" in header and dropped  # the forecast stays before the less important columns
+
+
+def test_rank_piped_takes_columns_from_the_environment(saved):
+    args = ["rank", saved["english-prose"], saved["korean"]]
+    narrow = CliRunner(env={"COLUMNS": "80"}).invoke(main, args).stdout
+    assert max(map(len, narrow.splitlines())) <= 80 and "unigram" in narrow and "not shown at 80 columns" in narrow
+    wide = CliRunner(env={"COLUMNS": ""}).invoke(main, args).stdout  # a pipe with no COLUMNS: 160
+    assert max(map(len, wide.splitlines())) <= 160 and "not shown" not in wide and "risk sits in" in wide
+
+
+def test_the_html_and_markdown_rankings_show_the_column_their_heading_sorts_by(saved, tmp_path):
+    from vocabrisk import Profile
+    from vocabrisk.compare import rank
+    from vocabrisk.report.content import build_report
+    from vocabrisk.report.markdown import render_markdown
+
+    ranked = rank([saved["english-prose"], saved["korean"]], scan_candidate=Profile.load)
+    markdown = render_markdown(build_report(ranked))
+    (header,) = [line for line in markdown.splitlines() if line.startswith("| #")]
+    assert "unigram KL" in header
+    for r in ranked:
+        assert f"{r.summary.baselines['unigram_kl']:.2f}" in markdown
+    pytest.importorskip("matplotlib")
+    from vocabrisk.report.html import render_html
+
+    page = render_html(build_report(ranked))
+    section = page[page.index('<section id="ranking">') :]
+    assert "unigram KL" in section[: section.index("</h2>")] and "<th>unigram KL</th>" in section

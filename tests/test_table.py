@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from dataclasses import replace
@@ -59,7 +60,7 @@ def test_a_loaded_profile_reads_its_table_on_first_use(korean, tmp_path):
     loaded = Profile.load(korean.save(tmp_path / "korean"))
     assert "table" not in loaded.__dict__, "loading read the per-token data"
     assert loaded.documents == korean.documents and loaded.total_tokens == korean.total_tokens
-    assert isinstance(loaded.head, HeadInfo) and loaded.head == korean.head
+    assert isinstance(loaded.head, HeadInfo) and loaded.head.to_dict() == korean.model_dict()["head"]  # file by name
     assert loaded.table.equals(korean.table)
     assert "table" in loaded.__dict__
     assert loaded.to_polars().equals(korean.to_polars())
@@ -89,6 +90,9 @@ def _null_at(token_id: int, column: str) -> pl.Expr:
 def test_a_damaged_table_is_refused_on_first_use(korean, tmp_path, change, reason):
     folder = korean.save(tmp_path / "korean")
     change(pl.read_parquet(folder / "tokens.parquet")).write_parquet(folder / "tokens.parquet")
+    meta = json.loads((folder / "profile.json").read_text())
+    meta["files"]["tokens.parquet"] = (folder / "tokens.parquet").stat().st_size  # listed as it now is
+    (folder / "profile.json").write_text(json.dumps(meta))
     with pytest.raises(Exception, match=f"profile is corrupt.*{reason}"):
         Profile.load(folder).counts  # noqa: B018 (the first use reads the table)
 
@@ -104,9 +108,9 @@ def test_summary_to_polars_adds_the_risk_columns(korean):
 def test_a_corrupt_table_is_refused_when_loading(korean, tmp_path):
     folder = korean.save(tmp_path / "korean")
     (folder / "tokens.parquet").write_bytes(b"not parquet")
-    with pytest.raises(Exception, match="profile is corrupt") as raised:
+    with pytest.raises(Exception, match=r"tokens\.parquet is 11 bytes where profile\.json says") as raised:
         Profile.load(folder)
-    assert raised.value.hint == "scan the corpus again"
+    assert raised.value.hint.endswith("scan the corpus again")
 
 
 def test_profiles_still_add_exactly(korean):
@@ -193,3 +197,22 @@ def test_a_scan_and_its_reports_import_no_dataframe_library():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=SAMPLES.parent)
     loaded = set(done.stderr.splitlines()[-1].split())
     assert not {"polars", "pandas", "pyarrow"} & loaded
+
+
+def test_the_readme_python_api_runs_and_prints_what_it_says(readme_example, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sample_corpora").symlink_to(SAMPLES)
+    exec(readme_example("## Python API"), {})
+    lines = capsys.readouterr().out.splitlines()
+    value, derivation = lines[1].split(" ", 1)
+    assert float(value) > 0 and derivation.startswith("largest eps keeping")  # the head-only eps is a number
+
+
+def test_reports_count_one_file_and_one_document_in_the_singular(korean):
+    from vocabrisk.report.html import render_html
+
+    assert (korean.documents, len(korean.sources)) == (1, 1)
+    report = build_report([Ranked("korean", Summary.of(korean, PLAN))])
+    assert "1 document, 17,716 tokens, 1 file" in render_markdown(report).replace("\n", " ")
+    pytest.importorskip("matplotlib")
+    assert "1 document · 17,716 tokens · 1 file<" in render_html(report)

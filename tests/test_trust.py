@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from vocabrisk import Profile, scan
 from vocabrisk.cli import main
-from vocabrisk.outputs import OutputError, atomic_file, atomic_folder, write_atomic
+from vocabrisk.outputs import OutputError, atomic_file, replace_files, write_atomic
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
 KOREAN = str(SAMPLES / "korean-notes.txt")
@@ -172,15 +172,20 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary_one(tmp_path):
 
 def test_a_failed_folder_write_leaves_the_old_folder_and_no_staging(tmp_path):
     target = tmp_path / "profile"
-    with atomic_folder(target) as staging:
+    own = ("index", "a.txt", "b.txt")
+    with replace_files(target, own, "index") as staging:
         (staging / "a.txt").write_text("old")
-    with pytest.raises(RuntimeError, match="killed"), atomic_folder(target) as staging:
+        (staging / "index").write_text("old")
+    (target / "NOTES.md").write_text("mine")
+    with pytest.raises(RuntimeError, match="killed"), replace_files(target, own, "index") as staging:
         (staging / "a.txt").write_text("new")
         raise RuntimeError("killed mid-write")
     assert (target / "a.txt").read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["profile"]
-    with atomic_folder(target) as staging:
+    with replace_files(target, own, "index") as staging:
         (staging / "b.txt").write_text("new")
-    assert [p.name for p in target.iterdir()] == ["b.txt"] and [p.name for p in tmp_path.iterdir()] == ["profile"]
+        (staging / "index").write_text("new")
+    assert sorted(p.name for p in target.iterdir()) == ["NOTES.md", "b.txt", "index"]  # a.txt was its own
+    assert [p.name for p in tmp_path.iterdir()] == ["profile"]
 
 
 def test_an_unexpected_error_is_exit_2_without_traceback_unless_debug(monkeypatch):

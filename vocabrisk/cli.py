@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 
 import click
@@ -26,16 +25,18 @@ from vocabrisk.cli_options import (
 )
 from vocabrisk.cli_output import (
     DEBUG,
+    GateCommand,
     check_outputs,
     log_lines,
     progress_bar,
+    publish_gate_error,
     report_console,
     report_errors,
     stderr_console,
 )
 from vocabrisk.config import load_config, training_plan
 from vocabrisk.corpus.hf_stream import input_for
-from vocabrisk.errors import VocabriskError
+from vocabrisk.outputs import json_text
 
 # Each command imports the stages it runs in its body, so that none pays for another's
 # (`--help` and a gate on a saved profile import no counting or prior code).
@@ -62,7 +63,13 @@ def main(ctx: click.Context, debug: bool) -> None:
 @plan_options
 @config_option()
 @click.option("--mix", multiple=True, help="A replay corpus (paths or a saved profile) for the what-if mixing advice.")
-@click.option("--out", "-o", type=click.Path(file_okay=False), help="Save the profile (tokens.parquet + profile.json).")
+@click.option(
+    "--out",
+    "-o",
+    type=click.Path(file_okay=False),
+    help="Save the profile in this folder: profile.json, tokens.parquet and, where the prior came "
+    "from text, old_text.npz (the forecast's old text). Copy it whole.",
+)
 @force_option
 @format_option
 @report_errors
@@ -84,11 +91,11 @@ def scan_command(inputs, settings, quiet, checkpoint, resume, hf_datasets, split
     replay = settings.counts_of(mix, "--mix") if mix else None  # first: a bad --mix fails before the long scan
     profile = settings.profile_of(inputs, checkpoint=checkpoint, resume=resume)
     if out:
-        profile.save(out, overwrite=force)
+        profile.save(out, force=force)
     summary = Summary.of(profile, plan)
     advice = advise(summary, replay)
     if output_format == "json":
-        click.echo(json.dumps({**summary.to_dict(), "advice": advice.to_dict(), "saved_to": out}, indent=2))
+        click.echo(json_text({**summary.to_dict(), "advice": advice.to_dict(), "saved_to": out}, indent=2))
         return
     from vocabrisk.report.terminal import render_scan
 
@@ -115,9 +122,11 @@ def rank_command(candidates, settings, quiet, plan_flags, config_file, output_fo
     plan = training_plan(plan_flags, config_file)
     settings = replace(settings, progress=progress_bar(quiet or output_format == "json")).ready()
     ranked = rank(list(candidates), settings.loaded, plan, scan_candidate=settings.scan)
+    for candidate in ranked:
+        settings.check_model(candidate.summary.profile, candidate.name)
     if output_format == "json":
         rows = [r.to_dict() for r in ranked]
-        click.echo(json.dumps({"model": settings.loaded.files.name, "candidates": rows}, indent=2))
+        click.echo(json_text({"model": ranked[0].summary.profile.model["name"], "candidates": rows}, indent=2))
         return
     from vocabrisk.report.terminal import render_rank
 
@@ -138,14 +147,14 @@ def diff_command(old, new, plan_flags, config_file, output_format):
 
     result = diff(Profile.load(old), Profile.load(new), training_plan(plan_flags, config_file))
     if output_format == "json":
-        click.echo(json.dumps({"old": old, "new": new, **result}, indent=2))
+        click.echo(json_text({"old": old, "new": new, **result}, indent=2))
         return
     from vocabrisk.report.terminal import render_diff
 
     render_diff(old, new, result, report_console())
 
 
-@main.command("gate")
+@main.command("gate", cls=GateCommand)
 @click.argument("inputs", nargs=-1, required=True)
 @corpus_options
 @engine_options
@@ -160,8 +169,19 @@ def gate_command(ctx, inputs, settings, quiet, plan_flags, config_file, out, for
 
     INPUTS is a corpus (files, folders, globs) or one saved profile, which is not rescanned. Limits come
     from flags, else from `[tool.vocabrisk.gate]` in the nearest pyproject.toml (or `[gate]` in a
-    vocabrisk.toml); with no limit anywhere, the gate fails on the high band.
+    vocabrisk.toml); with no limit anywhere, the gate fails on the high band. A gate that could not judge
+    writes the error into every --report, so that CI never shows an earlier run's result.
     """
+    try:
+        _gate(ctx, inputs, settings, quiet, plan_flags, config_file, out, force, output_format, reports, limits)
+    except click.exceptions.Exit:
+        raise
+    except Exception as exc:
+        publish_gate_error(exc, reports, output_format)
+        raise
+
+
+def _gate(ctx, inputs, settings, quiet, plan_flags, config_file, out, force, output_format, reports, limits) -> None:
     from vocabrisk.gate import evaluate
     from vocabrisk.outputs import write_atomic
     from vocabrisk.profile import Profile
@@ -176,7 +196,7 @@ def gate_command(ctx, inputs, settings, quiet, plan_flags, config_file, out, for
     settings = replace(settings, model=gate.model, progress=progress_bar(quiet or output_format != "text"))
     profile = settings.profile_of(inputs)
     if out:
-        profile.save(out, overwrite=force)
+        profile.save(out, force=force)
     result = evaluate(Summary.of(profile, plan), gate.thresholds, baseline, inputs=inputs,
                       baseline_name=str(gate.baseline), config=str(config.path) if config.path else None)  # fmt: skip
     for name, path in gate.reports:
@@ -248,7 +268,7 @@ def verify_command(inputs, settings, quiet, compare_eps, head_eps, heldout_share
     )
     result = verify(
         list(inputs),
-        settings.model,
+        settings.model_name,
         config,
         reference=reference,
         read_options=settings.read_options,
@@ -262,7 +282,7 @@ def verify_command(inputs, settings, quiet, compare_eps, head_eps, heldout_share
         plot_verify(result, plot_path)
         stderr_console().print(f"plot written to {plot_path}")
     if output_format == "json":
-        click.echo(json.dumps(result.report, indent=2))
+        click.echo(json_text(result.report, indent=2))
         return
     from vocabrisk.verify.report import render_verify
 
@@ -294,7 +314,7 @@ def calibrate_command(model, probes, reference, eval_windows, quiet, output_form
     )
     data = {"calibration": result.calibration.to_dict(), "saved": str(result.path), "runs": result.runs}
     if output_format == "json":
-        click.echo(json.dumps(data, indent=2))
+        click.echo(json_text(data, indent=2))
         return
     from vocabrisk.report.terminal import render_calibration
 
@@ -303,11 +323,9 @@ def calibrate_command(model, probes, reference, eval_windows, quiet, output_form
 
 def _train_config(command: str, flags: dict):
     """The training flags of verify and calibrate as a TrainConfig, which needs the `verify` extra installed."""
-    try:
-        from vocabrisk.verify.train import TrainConfig
-    except ImportError as exc:
-        raise VocabriskError(f"{command} needs torch and transformers ({exc})",
-                             hint="pip install 'vocabrisk[verify]'") from exc  # fmt: skip
+    from vocabrisk.extras import require
+
+    TrainConfig = require("vocabrisk.verify.train", "verify", command).TrainConfig
     flags = {**flags, "grad_clip": flags["grad_clip"] or None}
     return TrainConfig(eps=flags.pop("adam_eps"), **flags)
 

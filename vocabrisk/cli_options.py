@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 
 import click
 
@@ -16,6 +17,15 @@ from vocabrisk.engines import ENGINES
 from vocabrisk.plan import LR_SCHEDULES, SETTINGS, SOURCE_SETTINGS, TRAINS, TrainingPlan
 from vocabrisk.report import CI_FORMATS as GATE_FORMATS
 from vocabrisk.settings import DEFAULT_MODEL, ScanSettings
+
+
+class Finite(click.FloatRange):
+    """A FloatRange that also refuses nan and ±inf: no limit or setting means them, and JSON cannot carry them."""
+
+    def convert(self, value, param, ctx):
+        if not math.isfinite(click.FLOAT.convert(value, param, ctx)):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return super().convert(value, param, ctx)
 
 
 def options(*decorators):
@@ -49,7 +59,7 @@ plan_options = options(
                   lambda given: {name: value for name, value in given.items() if value is not None}),
     click.option("--steps", type=click.IntRange(min=1),
                  help=f"Optimizer steps of the planned run.  [default: {_PLAN.steps:,}]"),
-    click.option("--epochs", type=click.FloatRange(min=0.0, min_open=True),
+    click.option("--epochs", type=Finite(min=0.0, min_open=True),
                  help="Or the run's length in epochs over the corpus: the steps follow from its size."),
     click.option("--tokens-per-step", type=click.IntRange(min=1),
                  help="Tokens in one optimizer step (batch size × sequence length × accumulation × GPUs).  "
@@ -61,28 +71,29 @@ plan_options = options(
                  help="With --training-args: the tokens in one sequence, which TrainingArguments do not say."),
     click.option("--world-size", type=click.IntRange(min=1),
                  help="With --training-args: data-parallel processes (GPUs) sharing each step.  [default: 1]"),
-    click.option("--lr", type=click.FloatRange(min=0.0),
+    click.option("--lr", type=Finite(min=0.0),
                  help=f"Peak learning rate.  [default: {_PLAN.learning_rate:g}]"),
     click.option("--warmup-steps", type=click.IntRange(min=0), help="Linear warmup steps.  [default: 0]"),
     click.option("--lr-schedule", type=click.Choice(LR_SCHEDULES),
                  help="The learning rate after warmup: constant, or decaying to 0.  [default: constant]"),
-    click.option("--adam-beta1", type=click.FloatRange(0.0, 1.0, max_open=True), help="Adam's beta1.  [default: 0.9]"),
-    click.option("--adam-beta2", "--beta2", "adam_beta2", type=click.FloatRange(0.0, 1.0, max_open=True),
+    click.option("--adam-beta1", type=Finite(0.0, 1.0, max_open=True), help="Adam's beta1.  [default: 0.9]"),
+    click.option("--adam-beta2", "--beta2", "adam_beta2", type=Finite(0.0, 1.0, max_open=True),
                  help="Adam's beta2 (second-moment memory ≈ 1/(1-beta2) steps).  [default: 0.999]"),
-    click.option("--adam-eps", type=click.FloatRange(min=0.0), help="Adam's eps.  [default: 1e-08]"),
-    click.option("--weight-decay", type=click.FloatRange(min=0.0), help="AdamW's weight decay.  [default: 0]"),
+    click.option("--adam-eps", type=Finite(min=0.0), help="Adam's eps.  [default: 1e-08]"),
+    click.option("--weight-decay", type=Finite(min=0.0), help="AdamW's weight decay.  [default: 0]"),
     click.option("--trains", type=click.Choice(TRAINS),
                  help="What the run trains: everything, all but the output head, LoRA adapters, or LoRA and the "
                       "head.  [default: all]"),
-    click.option("--head-eps", type=click.FloatRange(min=0.0, min_open=True),
+    click.option("--head-eps", type=Finite(min=0.0, min_open=True),
                  help="Adam's eps for the output head only (the mitigation), if the run raises it."),
 )  # fmt: skip
 
 _SCAN_SETTINGS = tuple(f.name for f in dataclasses.fields(ScanSettings) if f.name != "progress")
 corpus_options = options(
     _handing_over(_SCAN_SETTINGS, "settings", lambda given: ScanSettings(**given)),
-    click.option("--model", "-m", default=DEFAULT_MODEL, show_default=True,
-                 help="`demo`, a local model folder, or a Hugging Face hub id (read from the local cache)."),
+    click.option("--model", "-m",
+                 help="`demo`, a local model folder, or a Hugging Face hub id (read from the local cache). A saved "
+                      f"profile keeps the model it was counted with.  [default: {DEFAULT_MODEL}]"),
     click.option("--text-field", "text_fields", multiple=True,
                  help="JSON field (dotted path) or column with the text; repeat to join several.  [default: text]"),
     click.option("--text-unit", type=click.Choice(["file", "line", "paragraph"]), default="file", show_default=True,
@@ -113,7 +124,9 @@ engine_options = options(
                       "[default: local 1, ray every CPU of the cluster]"),
     click.option("--address", help="The Ray cluster to join (auto, ray://HEAD:10001).  [default: start one here]"),
 )  # fmt: skip
-force_option = click.option("--force", is_flag=True, help="Replace a saved profile already at --out.")
+force_option = click.option(
+    "--force", is_flag=True, help="Replace a saved profile already at --out (its own files; others there stay)."
+)
 format_option = click.option(
     "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
@@ -129,35 +142,35 @@ def config_option(what: str = "the training plan"):
 
 
 gate_limit_options = options(
-    click.option("--max-forgetting", type=click.FloatRange(min=0.0), metavar="NATS",
+    click.option("--max-forgetting", type=Finite(min=0.0), metavar="NATS",
                  help="Fail when the forecast forgetting (rise of loss on the base model's own text) is above NATS."),
-    click.option("--max-risk", type=click.FloatRange(0.0, 1.0), help="Fail when the starved-usage risk is above this."),
-    click.option("--max-starved-share", type=click.FloatRange(0.0, 1.0),
+    click.option("--max-risk", type=Finite(0.0, 1.0), help="Fail when the starved-usage risk is above this."),
+    click.option("--max-starved-share", type=Finite(0.0, 1.0),
                  help="Fail when a larger share of the head's coverable rows is starved."),
     click.option("--max-group-risk", "group_limits", multiple=True, metavar="GROUP=LIMIT",
                  help="Fail when one token group carries more risk than LIMIT; `*=LIMIT` for every group. Repeatable."),
     click.option("--baseline", type=click.Path(file_okay=False),
                  help="A saved profile of the data as it was: fail when the risk rises over it by more than allowed."),
-    click.option("--max-risk-increase", type=click.FloatRange(0.0, 1.0),
+    click.option("--max-risk-increase", type=Finite(0.0, 1.0),
                  help="Allowed rise of the risk over the baseline.  [default: 0]"),
-    click.option("--max-skipped-share", type=click.FloatRange(0.0, 1.0),
+    click.option("--max-skipped-share", type=Finite(0.0, 1.0),
                  help="Allowed share of the input's bytes left unread (bad records, unsupported files).  "
                       "[default: 0, any skip fails]"),
 )  # fmt: skip
 verify_options = options(
     click.option("--steps", type=click.IntRange(min=1), default=150, show_default=True, help="Optimizer steps."),
-    click.option("--lr", type=click.FloatRange(min=0.0), default=1e-3, show_default=True, help="AdamW learning rate."),
+    click.option("--lr", type=Finite(min=0.0), default=1e-3, show_default=True, help="AdamW learning rate."),
     click.option("--tokens-per-step", type=click.IntRange(min=1), default=2048, show_default=True,
                  help="Tokens in one optimizer step (batch = tokens-per-step / seq-len windows)."),
     click.option("--seq-len", type=click.IntRange(min=2), default=128, show_default=True, help="Window length."),
-    click.option("--beta1", type=click.FloatRange(0.0, 1.0, max_open=True), default=0.9, show_default=True),
-    click.option("--beta2", type=click.FloatRange(0.0, 1.0, max_open=True), default=0.999, show_default=True),
-    click.option("--adam-eps", type=click.FloatRange(min=0.0), default=1e-8, show_default=True,
+    click.option("--beta1", type=Finite(0.0, 1.0, max_open=True), default=0.9, show_default=True),
+    click.option("--beta2", type=Finite(0.0, 1.0, max_open=True), default=0.999, show_default=True),
+    click.option("--adam-eps", type=Finite(min=0.0), default=1e-8, show_default=True,
                  help="AdamW eps of every parameter (the head's too, except in the --compare-eps run)."),
-    click.option("--weight-decay", type=click.FloatRange(min=0.0), default=0.0, show_default=True),
+    click.option("--weight-decay", type=Finite(min=0.0), default=0.0, show_default=True),
     click.option("--warmup-steps", type=click.IntRange(min=0), default=15, show_default=True,
                  help="Linear warmup steps of the learning rate."),
-    click.option("--grad-clip", type=click.FloatRange(min=0.0), default=1.0, show_default=True,
+    click.option("--grad-clip", type=Finite(min=0.0), default=1.0, show_default=True,
                  help="Clip the global gradient norm (0: off)."),
     click.option("--device", default="cpu", show_default=True, help="cpu, cuda or cuda:N."),
     click.option("--bf16", is_flag=True, help="bfloat16 autocast (GPU only); weights stay float32."),
@@ -174,7 +187,8 @@ scan_source_options = options(
 )  # fmt: skip
 gate_output_options = options(
     click.option("--out", "-o", type=click.Path(file_okay=False),
-                 help="Save the profile, to report on it later without rescanning."),
+                 help="Save the profile (a folder: profile.json, tokens.parquet, old_text.npz where the prior came "
+                      "from text), to report on it later without rescanning."),
     force_option,
     click.option("--format", "output_format", type=click.Choice(GATE_FORMATS), default="text", show_default=True,
                  help="Print the result for people (text), scripts (json), GitHub annotations, JUnit, Markdown or "
@@ -191,9 +205,9 @@ report_output_options = options(
 )  # fmt: skip
 verify_run_options = options(
     click.option("--compare-eps", is_flag=True, help="Train again with Adam's eps raised for the output head only."),
-    click.option("--head-eps", type=click.FloatRange(min=0.0, min_open=True),
+    click.option("--head-eps", type=Finite(min=0.0, min_open=True),
                  help="The head eps for --compare-eps.  [default: from the plain run's measured gradients]"),
-    click.option("--heldout-share", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=0.1,
+    click.option("--heldout-share", type=Finite(0.0, 1.0, min_open=True, max_open=True), default=0.1,
                  show_default=True, help="Share of the corpus's tokens held out to measure learning."),
     click.option("--eval-windows", type=click.IntRange(min=1), default=64, show_default=True,
                  help="Windows of old text (and of held-out text) to evaluate on."),

@@ -12,8 +12,10 @@ import atexit
 import contextlib
 import functools
 import gc
+import itertools
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -64,12 +66,58 @@ def report_errors(command):
         except Exception as exc:
             if debug:
                 raise
-            what = f"{exc.filename}: {exc.strerror}" if isinstance(exc, OSError) and exc.filename else str(exc)
-            _print_error(f"{type(exc).__name__}: {what}",
-                         "rerun with --debug for the traceback, and report it if the input is valid")  # fmt: skip
+            _print_error(*error_text(exc))
         sys.exit(EXIT_INPUT_ERROR)
 
     return wrapper
+
+
+def error_text(exc: Exception) -> tuple[str, str | None]:
+    """What an error says to the user, and the hint: a VocabriskError's own, else its kind and what it was."""
+    if isinstance(exc, VocabriskError):
+        return exc.message, exc.hint
+    if isinstance(exc, click.ClickException):
+        return exc.format_message(), "see --help"
+    what = f"{exc.filename}: {exc.strerror}" if isinstance(exc, OSError) and exc.filename else str(exc)
+    return f"{type(exc).__name__}: {what}", "rerun with --debug for the traceback, and report it if the input is valid"
+
+
+def publish_gate_error(exc: Exception, reports: Sequence[str], output_format: str | None) -> None:
+    """A gate that could not judge overwrites every --report FORMAT=PATH with the error, and prints it in a CI
+    OUTPUT_FORMAT, so that CI shows an error (and no earlier run's passing report). A report that cannot be
+    written is left: the error is what the run reports, on stderr and in its exit code."""
+    from vocabrisk.config import parse_report_target
+    from vocabrisk.outputs import write_atomic
+    from vocabrisk.report.ci import format_error
+
+    message, hint = error_text(exc)
+    for text in reports:
+        try:
+            name, path = parse_report_target(text)
+            write_atomic(path, format_error(message, hint, name), "report")
+        except VocabriskError:
+            continue
+    if output_format and output_format != "text":
+        click.echo(format_error(message, hint, output_format), nl=False)
+
+
+class GateCommand(click.Command):
+    """The gate's command: an error in its flags (a threshold that is not a number, say) also goes to the
+    reports it names (`publish_gate_error`), read from the arguments as written, since none could be parsed."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, list(args))
+        except click.UsageError as exc:
+            formats = _raw_values(args, "--format")
+            publish_gate_error(exc, _raw_values(args, "--report"), formats[-1] if formats else None)
+            raise
+
+
+def _raw_values(args: Sequence[str], option: str) -> list[str]:
+    """The values given to OPTION in ARGS, as `OPTION VALUE` or `OPTION=VALUE`."""
+    values = [value for flag, value in itertools.pairwise(args) if flag == option]
+    return values + [arg.removeprefix(f"{option}=") for arg in args if arg.startswith(f"{option}=")]
 
 
 def stderr_console() -> Console:
@@ -99,11 +147,14 @@ def log_lines(quiet: bool):
 
 
 def report_console() -> Console:
-    """The report console; wide enough for the tables when stdout is a pipe or a CI log."""
+    """The report console: the terminal's width, or where stdout is a pipe or a CI log, COLUMNS if set, else 160."""
     from rich.console import Console
 
     console = Console()
-    return console if console.is_terminal else Console(width=160)
+    if console.is_terminal:
+        return console
+    columns = os.environ.get("COLUMNS", "")
+    return Console(width=int(columns) if columns.isdigit() and int(columns) > 0 else 160)
 
 
 def progress_bar(quiet: bool):

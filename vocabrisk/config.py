@@ -37,7 +37,6 @@ from typing import TYPE_CHECKING
 from vocabrisk.errors import UsageError, VocabriskError
 from vocabrisk.plan import PlanError, TrainingPlan, check_settings, resolve_plan
 from vocabrisk.report import CI_FORMATS as REPORT_FORMATS
-from vocabrisk.settings import DEFAULT_MODEL
 
 if TYPE_CHECKING:
     from vocabrisk.gate import Thresholds
@@ -62,7 +61,7 @@ def _dashed(name: str) -> str:
 class GateSettings:
     """What one gate run holds a profile to, from its flags over the configuration file."""
 
-    model: str
+    model: str | None  # None: not stated (DEFAULT_MODEL for a count; a saved profile keeps its own)
     thresholds: Thresholds
     baseline: Path | str | None  # a saved profile of the data as it was
     reports: list[tuple[str, str]]  # (format, path) of each --report
@@ -115,7 +114,7 @@ class Config:
             raise UsageError("--max-risk-increase needs a baseline: --baseline DIR, or `baseline` in the config")
         if baseline and out and Path(out).resolve() == Path(baseline).resolve():
             raise UsageError("--out would overwrite the baseline it is compared with; save it elsewhere")
-        return GateSettings(flags.get("model") or self.model or DEFAULT_MODEL, thresholds, baseline, targets)
+        return GateSettings(flags.get("model") or self.model, thresholds, baseline, targets)
 
 
 def training_plan(flags: dict, path: Path | str | None = None) -> TrainingPlan:
@@ -203,7 +202,9 @@ def _parse(path: Path, where: str, gate: dict) -> Config:
         if key in gate and not isinstance(gate[key], str):
             raise fail(f"{key} = {gate[key]!r} is not a string", hint='quote it: key = "value"')
     forgetting = gate.get("max-forgetting")
-    if forgetting is not None and not (isinstance(forgetting, int | float) and forgetting >= 0):
+    if forgetting is not None and not (
+        isinstance(forgetting, int | float) and not isinstance(forgetting, bool) and 0 <= forgetting < math.inf
+    ):
         raise fail(f"max-forgetting = {forgetting!r} is not a number of nats, 0 or more", hint="e.g. 0.05")
     groups = gate.get("max-group-risk", {})
     if not isinstance(groups, dict) or not all(_is_share(v) for v in groups.values()):

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 
 from vocabrisk.compare import check_comparable, diff
 from vocabrisk.errors import ProfileError, VocabriskError
+from vocabrisk.plan import format_epochs
 from vocabrisk.profile import Profile
 from vocabrisk.risk import BANDS
 from vocabrisk.summary import Summary
@@ -177,6 +178,7 @@ def _absolute_checks(summary: Summary, thresholds: Thresholds) -> list[Check]:
     if thresholds.max_risk is not None:
         checks.append(Check("max-risk", "corpus risk", risk.score, thresholds.max_risk, f"band {risk.band}"))
     if thresholds.max_forgetting is not None:
+        basis = "" if forecast.old_text else ", no old text: global prior contexts"
         checks.append(
             Check(
                 "max-forgetting",
@@ -184,7 +186,7 @@ def _absolute_checks(summary: Summary, thresholds: Thresholds) -> list[Check]:
                 forecast.total,
                 thresholds.max_forgetting,
                 f"band {forecast.low:.3f}–{forecast.high:.3f}, {forecast.calibration.source} constants, "
-                f"{forecast.epochs:.1f} epochs",
+                f"{format_epochs(forecast.epochs)} epochs{basis}",
             )
         )
     if thresholds.max_starved_share is not None:

@@ -10,15 +10,17 @@ private 0700/0600 of temporary files they are staged in.
 Every file and folder vocabrisk writes for later reading (profiles, reports, checkpoints,
 caches) is written whole or not at all: staged under a hidden temporary name beside its
 target and renamed over it, so that a reader, a resumed scan or a killed process never meets
-half of one (`atomic_file`, `write_atomic`, `atomic_folder`).
+half of one (`atomic_file`, `write_atomic`, `replace_files`).
 """
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
@@ -28,6 +30,40 @@ from vocabrisk.errors import VocabriskError
 
 class OutputError(VocabriskError):
     """An output path cannot be written, or writing it would destroy something."""
+
+
+NON_FINITE_WHY = (
+    "JSON has no NaN or infinity (strict readers reject them): these numbers came out non-finite and are "
+    "written as null"
+)
+
+
+def json_text(data: object, **options) -> str:
+    """DATA as strict JSON (`json.dumps` with OPTIONS and allow_nan=False), every report's and profile's.
+
+    A non-finite float becomes null, and where DATA is an object it says which under `non_finite`
+    (`values`: path and value, `why`), so that no reader meets an invalid `NaN` nor a silent gap.
+
+    >>> data = json.loads(json_text({"score": float("nan"), "rows": [1.5, float("inf")]}))
+    >>> data["score"], data["rows"], data["non_finite"]["values"]
+    (None, [1.5, None], {'score': 'nan', 'rows[1]': 'inf'})
+    """
+    replaced: dict[str, str] = {}
+
+    def clean(value: object, path: str) -> object:
+        if isinstance(value, float) and not math.isfinite(value):
+            replaced[path or "(the value)"] = str(value)
+            return None
+        if isinstance(value, dict):
+            return {k: clean(v, f"{path}.{k}" if path else str(k)) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [clean(v, f"{path}[{i}]") for i, v in enumerate(value)]
+        return value
+
+    cleaned = clean(data, "")
+    if replaced and isinstance(cleaned, dict):
+        cleaned["non_finite"] = {"values": replaced, "why": NON_FINITE_WHY}
+    return json.dumps(cleaned, allow_nan=False, **options)
 
 
 def umask_mode(base: int = 0o666) -> int:
@@ -75,30 +111,34 @@ def write_atomic(path: Path | str, content: str | bytes, what: str = "file") -> 
 
 
 @contextmanager
-def atomic_folder(path: Path | str) -> Iterator[Path]:
-    """A folder, filled in the `with` block, that replaces `path` only once complete.
+def replace_files(folder: Path | str, own: Collection[str], index: str) -> Iterator[Path]:
+    """A staging folder whose files, once the block completes, replace FOLDER's OWN files; no other file is touched.
 
-    It is staged as a hidden folder beside `path` with the umask's mode; at the end of the
-    block whatever is at `path` is moved aside, the staged folder renamed into place and the
-    old one deleted, so `path` holds the old folder or the new one, never a mix. On any
-    error the staged folder is deleted and `path` left as it was.
+    The staging folder is hidden beside FOLDER, with the umask's mode. A new FOLDER is the staging folder renamed
+    into place, whole. Into an existing one, INDEX (the file that makes the folder what it is, e.g. a profile's
+    profile.json) is removed first, every other staged file renamed over its namesake (each rename atomic), the
+    OWN files not staged this time deleted, and INDEX renamed in last: a reader finds the old files, no INDEX, or
+    the new files, never the new INDEX beside old files. A user's own files there (notes, a .gitkeep) stay. On any
+    error in the block the staging folder is deleted and FOLDER left as it was.
     """
-    path = Path(path)
+    path = Path(folder)
     path.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
     try:
         staging.chmod(umask_mode(0o777))
         yield staging
-        if path.exists():
-            old = path.with_name(f".{path.name}.old-{os.getpid()}")
-            path.rename(old)
+        if not path.exists():
             staging.rename(path)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            staging.rename(path)
-    except BaseException:
+            return
+        staged = {p.name for p in staging.iterdir()}
+        (path / index).unlink(missing_ok=True)
+        for name in sorted(staged - {index}):
+            os.replace(staging / name, path / name)
+        for name in set(own) - staged:
+            (path / name).unlink(missing_ok=True)
+        os.replace(staging / index, path / index)
+    finally:
         shutil.rmtree(staging, ignore_errors=True)
-        raise
 
 
 def check_writable(path: Path | str, what: str = "report", folder: bool = False) -> None:

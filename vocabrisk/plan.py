@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from vocabrisk.errors import VocabriskError
+from vocabrisk.skips import plural
 
 LR_SCHEDULES = ("constant", "linear", "cosine")
 TRAINS = ("all", "head-frozen", "lora", "lora+head")
@@ -62,7 +63,8 @@ class TrainingPlan:
 
     # ---- length ----------------------------------------------------------------------------
     def steps_for(self, corpus_tokens: int) -> int:
-        """Optimizer steps over a corpus of CORPUS_TOKENS: `steps`, or the steps `epochs` take, rounded up."""
+        """Optimizer steps over a corpus of CORPUS_TOKENS: `steps`, or the steps `epochs` take, rounded up (one
+        at least)."""
         if self.epochs is None:
             return self.steps
         return max(math.ceil(self.epochs * corpus_tokens / self.tokens_per_step), 1)
@@ -72,14 +74,26 @@ class TrainingPlan:
         return self if self.epochs is None else replace(self, steps=self.steps_for(corpus_tokens))
 
     def implied_epochs(self, corpus_tokens: int) -> float | None:
-        """How many times the plan goes over a corpus of CORPUS_TOKENS (None for an empty corpus)."""
+        """How many times the plan goes over a corpus of CORPUS_TOKENS (None for an empty corpus).
+
+        A plan in epochs goes over it `epochs` times (its last step a partial one, as a Trainer's is), except
+        where that is less than one step: the run's one step of `tokens_per_step` goes over it more often.
+        """
         if corpus_tokens <= 0:
             return None
-        return self.epochs or self.steps * self.tokens_per_step / corpus_tokens
+        if self.epochs is None:
+            return self.steps * self.tokens_per_step / corpus_tokens
+        return max(self.epochs, self.tokens_per_step / corpus_tokens)
 
     def repeats_warning(self, corpus_tokens: int) -> str | None:
-        """A warning when the plan repeats the corpus more than REPEATS_WARNING times."""
+        """A warning when the plan repeats the corpus more than REPEATS_WARNING times, or more than its epochs say."""
         epochs = self.implied_epochs(corpus_tokens)
+        if epochs is not None and self.epochs is not None and epochs > self.epochs:
+            return (
+                f"{self.epochs:g} epochs of this corpus ({corpus_tokens:,} tokens) is less than one optimizer step of "
+                f"{self.tokens_per_step:,} tokens: the run's one step goes over it {format_epochs(epochs)} times, "
+                "which every number here is for; pass --steps, or fewer --tokens-per-step"
+            )
         if epochs is None or epochs <= REPEATS_WARNING:
             return None
         return (
@@ -166,10 +180,17 @@ class TrainingPlan:
 
 
 def format_epochs(epochs: float | None) -> str:
-    """Implied epochs for people: one decimal below 10, whole numbers with separators above."""
+    """Implied epochs for people: whole numbers with separators from 10, one decimal from 1, two significant
+    digits below (a run over a small part of a large corpus is not "0.0" epochs).
+
+    >>> [format_epochs(e) for e in (29_594.2, 3.04, 0.25, 0.00041, 0.0)]
+    ['29,594', '3.0', '0.25', '0.00041', '0']
+    """
     if epochs is None:
         return "n/a"
-    return f"{epochs:.1f}" if epochs < 10 else f"{epochs:,.0f}"
+    if epochs >= 10:
+        return f"{epochs:,.0f}"
+    return f"{epochs:.1f}" if epochs >= 1 else f"{epochs:.2g}"
 
 
 def describe(risk: dict) -> str:
@@ -177,9 +198,9 @@ def describe(risk: dict) -> str:
     dict has it, the `implied_epochs` over the corpus."""
     plan, over_corpus = risk["plan"], "implied_epochs" in risk
     if plan.get("epochs") is None:
-        length = f"{plan['steps']:,} steps"
+        length = plural(plan["steps"], "step")
     else:
-        length = f"{plan['epochs']:g} epochs" + (f" = {plan['steps']:,} steps" if over_corpus else "")
+        length = f"{plan['epochs']:g} epochs" + (f" = {plural(plan['steps'], 'step')}" if over_corpus else "")
     first = f"{length} × {plan['tokens_per_step']:,} tokens"
     if over_corpus:
         first += f" ({format_epochs(risk['implied_epochs'])} epochs over this corpus)"

@@ -10,12 +10,19 @@ folder that loads back without rescanning:
 - `old_text.npz`, where the prior came from text: the token ids of up to 20k tokens of that
   text, document by document, which the forecast reads contexts from (`vocabrisk.forecast`).
 
+profile.json states its format (`format_version`) and lists the other files with their sizes
+(`files`): a profile copied without one of them is refused, naming the file, instead of
+forecasting without it. Format 1 profiles (no list) still load, and say what they lack
+(`Profile.notes`). Saving replaces these three files only; anything else in the folder stays.
+
 Profiles of the same tokenizer and policy add, which is how shards and workers merge.
 """
 
 from __future__ import annotations
 
 import json
+import zipfile
+import zlib
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -26,10 +33,11 @@ import numpy as np
 from vocabrisk._version import __version__
 from vocabrisk.counting.counts import TokenCounts
 from vocabrisk.errors import ProfileError
+from vocabrisk.extras import require
 from vocabrisk.groups import UNUSED
 from vocabrisk.model.head import HeadInfo
 from vocabrisk.old_text import OldText
-from vocabrisk.outputs import OutputError, atomic_folder, check_writable
+from vocabrisk.outputs import OutputError, check_writable, json_text, replace_files
 from vocabrisk.skips import MAX_SKIP_EXAMPLES, SkipTally
 from vocabrisk.token_table import COLUMNS, TokenTable
 
@@ -42,7 +50,9 @@ if TYPE_CHECKING:
 PROFILE_JSON = "profile.json"
 TOKENS_PARQUET = "tokens.parquet"
 OLD_TEXT_NPZ = "old_text.npz"
-FORMAT_VERSION = 1
+PROFILE_FILES = (PROFILE_JSON, TOKENS_PARQUET, OLD_TEXT_NPZ)  # a profile's own files: what saving replaces
+FORMAT_VERSION = 2  # 2: profile.json lists the other files (`files`); format 1 did not
+READABLE_FORMATS = (1, 2)
 
 
 @dataclass(frozen=True, eq=False)
@@ -67,6 +77,7 @@ class Profile:
     skipped_examples: list[dict] = field(default_factory=list)
     tool_version: str = __version__
     old_text: OldText | None = None  # the reference's token ids, where the prior came from text
+    notes: tuple[str, ...] = ()  # what a loaded profile lacks that would change its numbers (reports show them)
 
     @classmethod
     def from_arrays(
@@ -128,6 +139,7 @@ class Profile:
         >>> df.groupby("group")["count"].sum().idxmax()
         'Hangul'
         """
+        require("pandas", "pandas", "Profile.to_pandas()")
         return self.to_polars().to_pandas().set_index("token_id")
 
     def column(self, name: str) -> np.ndarray:
@@ -164,6 +176,14 @@ class Profile:
     @property
     def head(self) -> HeadInfo | None:
         return self.model.get("head")
+
+    @cached_property
+    def calibration_key(self) -> str:
+        """Which model's saved calibration applies (`forecast.model_key`): computed where the model's files
+        were read, and kept in profile.json, which records the head's file by name only."""
+        from vocabrisk.forecast import model_key
+
+        return self.model.get("calibration_key") or model_key(self.model, self.tokenizer)
 
     @property
     def vocab_size(self) -> int:
@@ -206,6 +226,8 @@ class Profile:
 
     # ---- combining -------------------------------------------------------------------
     def __add__(self, other: Profile) -> Profile:
+        if not isinstance(other, Profile):
+            return NotImplemented
         self.check_compatible(other)
         counts = self.counts + other.counts
         return replace(
@@ -234,8 +256,20 @@ class Profile:
 
     # ---- persistence -----------------------------------------------------------------
     def model_dict(self) -> dict:
-        """The model's facts as plain data, the head among them."""
-        return {**self.model, "head": self.head.to_dict() if self.head else None}
+        """The model's facts as plain data, the head among them, with no path of the machine that scanned.
+
+        The model is recorded by its name as given (`demo`, a hub id, the path the user typed), the
+        tokenizer by its fingerprint, the head's file (and its final norm's) by its name in the model, and
+        the calibration that applies by its key.
+        """
+        model = {**self.model, "head": None, "calibration_key": self.calibration_key}
+        if not self.head:
+            return model
+        head = self.head.to_dict()
+        head["file"] = Path(head["file"]).name
+        if head.get("final_norm_bias"):
+            head["final_norm_bias"] = {**head["final_norm_bias"], "file": Path(head["final_norm_bias"]["file"]).name}
+        return {**model, "head": head}
 
     def metadata(self) -> dict:
         return {
@@ -258,35 +292,33 @@ class Profile:
             "sources": self.sources,
         }
 
-    def save(self, folder: Path | str, overwrite: bool = True) -> Path:
-        """Write the profile folder atomically: a reader never sees a half-written profile.
+    def save(self, folder: Path | str, force: bool = False) -> Path:
+        """Write the profile's files into FOLDER, each whole (a reader never sees a half-written profile).
 
-        An existing profile there is replaced, unless `overwrite` is False (then ProfileError).
+        A profile already there is replaced only with `force` (the command line's --force); a folder holding
+        anything else is refused. Only the profile's own files are replaced: a NOTES.md or .gitkeep stays.
         """
         folder = Path(folder)
-        if not overwrite and is_profile(folder):
-            raise ProfileError(f"{folder}: a saved profile is already there", hint="add --force to replace it")
-        if folder.exists() and not is_profile(folder) and any(folder.iterdir()):
-            raise ProfileError(
-                f"{folder}: exists and is not a vocabrisk profile; refusing to overwrite it",
-                hint="choose an empty or new --out folder",
-            )
-        with atomic_folder(folder) as staging:
+        check_profile_target(folder, force)
+        with replace_files(folder, PROFILE_FILES, index=PROFILE_JSON) as staging:
             self.table.write_parquet(staging / TOKENS_PARQUET)
             if self.old_text is not None:
                 np.savez_compressed(
                     staging / OLD_TEXT_NPZ, ids=self.old_text.ids.astype(np.uint32), starts=self.old_text.starts
                 )
-            (staging / PROFILE_JSON).write_text(json.dumps(self.metadata(), indent=2, ensure_ascii=False) + "\n")
+            files = {name: (staging / name).stat().st_size for name in PROFILE_FILES[1:] if (staging / name).exists()}
+            meta = {**self.metadata(), "files": files}
+            (staging / PROFILE_JSON).write_text(json_text(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         return folder
 
     @classmethod
     def load(cls, folder: Path | str) -> Profile:
+        """The profile saved in FOLDER; ProfileError naming the file and what is wrong with it, if anything is."""
         folder = Path(folder)
-        meta_path, table_path = folder / PROFILE_JSON, folder / TOKENS_PARQUET
-        if not meta_path.exists() or not table_path.exists():
+        meta_path = folder / PROFILE_JSON
+        if not meta_path.is_file():
             raise ProfileError(
-                f"{folder}: not a vocabrisk profile (needs {PROFILE_JSON} and {TOKENS_PARQUET})",
+                f"{folder}: not a vocabrisk profile (no {PROFILE_JSON})",
                 hint="create one with `vocabrisk scan CORPUS --model MODEL --out DIR`",
             )
         import pyarrow as pa
@@ -294,37 +326,134 @@ class Profile:
 
         try:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
-            missing = set(COLUMNS) - set(pq.read_schema(table_path).names)  # the footer only: the rows on first use
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise _corrupt(folder, f"{PROFILE_JSON} is not readable JSON: {exc}") from exc
+        if not isinstance(meta, dict):
+            raise _corrupt(folder, f"{PROFILE_JSON} holds a JSON {type(meta).__name__}, not a profile's object")
+        files, notes = _listed_files(folder, meta)
+        _check_fields(folder, meta)
+        try:
+            missing = set(COLUMNS) - set(pq.read_schema(folder / TOKENS_PARQUET).names)  # the footer: rows on first use
             if missing:
                 raise ValueError(f"{TOKENS_PARQUET} lacks the columns {', '.join(sorted(missing))}")
             old_text = None
-            if (folder / OLD_TEXT_NPZ).exists():
+            if OLD_TEXT_NPZ in files:
                 with np.load(folder / OLD_TEXT_NPZ) as saved:
                     old_text = OldText(saved["ids"].astype(np.int64), saved["starts"].astype(np.int64))
-        except (OSError, ValueError, KeyError, pa.ArrowException) as exc:
-            raise ProfileError(f"{folder}: profile is corrupt ({exc})", hint="scan the corpus again") from exc
-        if meta.get("format_version") != FORMAT_VERSION:
-            raise ProfileError(
-                f"{folder}: profile format {meta.get('format_version')} is not {FORMAT_VERSION}",
-                hint="rescan with this version of vocabrisk",
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error, pa.ArrowException) as exc:
+            raise _corrupt(folder, str(exc)) from exc
+        try:
+            head = meta["model"].get("head")
+            return cls(
+                folder / TOKENS_PARQUET,
+                prior_source=meta["prior_source"],
+                tokenizer=meta["tokenizer"],
+                model={**meta["model"], "head": HeadInfo.from_dict(head) if head else None},
+                policy=meta["policy"],
+                read_options=meta["read_options"],
+                documents=meta["documents"],
+                text_bytes=meta["text_bytes"],
+                total_tokens=meta["tokens"],
+                sources=meta["sources"],
+                skips=SkipTally.from_dict(meta.get("skips") or {"records": meta["skipped"]}),
+                skipped_examples=meta["skipped_examples"],
+                tool_version=meta["tool_version"],
+                old_text=old_text,
+                notes=notes,
             )
-        head = meta["model"].get("head")
-        return cls(
-            table_path,
-            prior_source=meta["prior_source"],
-            tokenizer=meta["tokenizer"],
-            model={**meta["model"], "head": HeadInfo.from_dict(head) if head else None},
-            policy=meta["policy"],
-            read_options=meta["read_options"],
-            documents=meta["documents"],
-            text_bytes=meta["text_bytes"],
-            total_tokens=meta["tokens"],
-            sources=meta["sources"],
-            skips=SkipTally.from_dict(meta.get("skips") or {"records": meta["skipped"]}),
-            skipped_examples=meta["skipped_examples"],
-            tool_version=meta["tool_version"],
-            old_text=old_text,
+        except KeyError as exc:
+            raise _corrupt(folder, f"{PROFILE_JSON} has no field {exc.args[0]!r}") from exc
+        except (AttributeError, TypeError, ValueError) as exc:
+            raise _corrupt(folder, f"{PROFILE_JSON} has a field of the wrong kind ({exc})") from exc
+
+
+# What readers of profile.json rely on: each field's JSON type, and for the objects the keys they read.
+_FIELDS = {
+    "tool_version": str, "prior_source": str, "tokenizer": dict, "model": dict, "policy": dict, "read_options": dict,
+    "documents": int, "text_bytes": int, "tokens": int, "sources": list, "skipped_examples": list,
+}  # fmt: skip
+_KEYS = {"tokenizer": {"fingerprint": str, "model_type": str}, "model": {"name": str}}
+_ITEM_KEYS = {"sources": ("path",), "skipped_examples": ("source", "locator", "reason")}
+_JSON_TYPES = {str: "a string", int: "a whole number", dict: "an object", list: "a list"}
+
+
+def _check_fields(folder: Path, meta: dict) -> None:
+    """ProfileError naming the first field of profile.json that is missing or of the wrong kind."""
+    for name, kind in _FIELDS.items():
+        value = meta.get(name)
+        if not isinstance(value, kind) or isinstance(value, bool) or (kind is int and value < 0):
+            what = "has no field" if name not in meta else f"has {value!r} for"
+            raise _corrupt(folder, f"{PROFILE_JSON} {what} {name!r}, which must be {_JSON_TYPES[kind]}")
+        for key, key_kind in _KEYS.get(name, {}).items():
+            if not isinstance(value.get(key), key_kind):
+                raise _corrupt(folder, f"{PROFILE_JSON}'s {name} has no {key!r} ({_JSON_TYPES[key_kind]})")
+        keys = _ITEM_KEYS.get(name)
+        if keys and not all(isinstance(i, dict) and all(isinstance(i.get(k), str) for k in keys) for i in value):
+            raise _corrupt(folder, f"{PROFILE_JSON}'s {name} must be objects with {', '.join(keys)} (strings)")
+
+
+def _corrupt(folder: Path, what: str) -> ProfileError:
+    return ProfileError(f"{folder}: profile is corrupt ({what})", hint="scan the corpus again")
+
+
+def _listed_files(folder: Path, meta: dict) -> tuple[list[str], tuple[str, ...]]:
+    """The files beside profile.json that make the profile, each checked there whole; and, for a format 1
+    profile (which lists none), what it lacks that changes its numbers."""
+    version = meta.get("format_version")
+    if version not in READABLE_FORMATS:
+        newer = isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION
+        raise ProfileError(
+            f"{folder}: profile format {version!r} is not one this version of vocabrisk reads "
+            f"({', '.join(map(str, READABLE_FORMATS))})",
+            hint="upgrade vocabrisk to read it" if newer else "rescan with this version of vocabrisk",
         )
+    if version == 1:
+        files = [name for name in PROFILE_FILES[1:] if (folder / name).exists()]
+        if TOKENS_PARQUET not in files:
+            raise _missing(folder, TOKENS_PARQUET, "every profile has one")
+        lacks = OLD_TEXT_NPZ not in files and str(meta.get("prior_source", "")).startswith("reference")
+        return files, (_NO_OLD_TEXT,) if lacks else ()
+    listed = meta.get("files")
+    if not isinstance(listed, dict) or not all(isinstance(size, int) for size in listed.values()):
+        raise _corrupt(folder, f"{PROFILE_JSON} has no list of the profile's files (`files`: name → bytes)")
+    foreign = sorted(set(listed) - set(PROFILE_FILES[1:]))
+    if foreign:
+        raise _corrupt(folder, f"{PROFILE_JSON} lists files vocabrisk does not know: {', '.join(foreign)}")
+    if TOKENS_PARQUET not in listed:
+        raise _corrupt(folder, f"{PROFILE_JSON} does not list {TOKENS_PARQUET}")
+    for name in PROFILE_FILES[1:]:
+        path = folder / name
+        if name not in listed:
+            if path.exists():
+                raise ProfileError(
+                    f"{folder}: holds {name}, which its {PROFILE_JSON} does not list: it is not this profile's",
+                    hint=f"remove {name}, or scan the corpus again",
+                )
+            continue
+        if not path.is_file():
+            raise _missing(folder, name, f"{PROFILE_JSON} lists it")
+        size = path.stat().st_size
+        if size != listed[name]:
+            raise ProfileError(
+                f"{folder}: {name} is {size:,} bytes where {PROFILE_JSON} says {listed[name]:,}: truncated, or "
+                "replaced by another profile's",
+                hint="copy the whole profile folder again, or scan the corpus again",
+            )
+    return list(listed), ()
+
+
+def _missing(folder: Path, name: str, why: str) -> ProfileError:
+    return ProfileError(
+        f"{folder}: {name} is missing ({why}); a profile is its folder, every file of it",
+        hint="copy the whole profile folder, or scan the corpus again",
+    )
+
+
+_NO_OLD_TEXT = (
+    f"this profile (format 1, saved without a list of its files) has no {OLD_TEXT_NPZ}, though its prior came "
+    "from text: the forecast reads no old text and stands the global prior in for its contexts, which can "
+    "change it several-fold from the scan's; rescan to keep the old text"
+)
 
 
 def is_profile(path: Path | str) -> bool:
@@ -335,8 +464,8 @@ def is_profile(path: Path | str) -> bool:
 def check_profile_target(folder: Path | str, force: bool) -> None:
     """Refuse, before any input is read, to write a profile where it cannot go or would replace one.
 
-    An existing profile (a gate's baseline, say) is replaced only with `force`; a folder
-    holding anything else is never replaced.
+    An existing profile (a gate's baseline, say) is replaced only with `force`; a folder holding
+    anything else is never written into, though hidden files alone (a .gitkeep) leave it empty.
     """
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
@@ -344,11 +473,11 @@ def check_profile_target(folder: Path | str, force: bool) -> None:
     if is_profile(folder) and not force:
         raise OutputError(
             f"{folder}: a saved profile is already there; refusing to overwrite it",
-            hint="add --force to replace it, or choose another --out",
+            hint="add --force (Profile.save(..., force=True)) to replace it, or choose another --out",
         )
-    if folder.is_dir() and not is_profile(folder) and any(folder.iterdir()):
+    if folder.is_dir() and not is_profile(folder) and any(not p.name.startswith(".") for p in folder.iterdir()):
         raise OutputError(
-            f"{folder}: exists and is not a vocabrisk profile; refusing to overwrite it",
+            f"{folder}: exists and is not a vocabrisk profile; refusing to write into it",
             hint="choose an empty or new --out folder",
         )
     check_writable(folder, "profile folder", folder=True)

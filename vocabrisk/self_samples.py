@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from vocabrisk.cache import cache_folder
-from vocabrisk.errors import ModelError
+from vocabrisk.extras import require
 from vocabrisk.model.resolve import ModelFiles
 from vocabrisk.outputs import atomic_file
 
@@ -59,15 +59,10 @@ def self_sample_counts(files: ModelFiles, vocab_size: int, start_id: int, plan: 
 
 
 def _generate_counts(files: ModelFiles, vocab_size: int, start_id: int, plan: SamplingPlan) -> np.ndarray:
-    try:
-        from transformers import AutoModelForCausalLM
-    except ImportError as exc:
-        raise ModelError(
-            "a prior from self-generated samples needs torch and transformers",
-            hint="pip install 'vocabrisk[verify]', or use --reference or the data-free prior",
-        ) from exc
+    transformers = require("transformers", "verify", "a prior from self-generated samples",
+                           otherwise="use --reference or the data-free prior")  # fmt: skip
     folder, options = files.pretrained()
-    model = AutoModelForCausalLM.from_pretrained(folder, torch_dtype="auto", **options).to(plan.device)
+    model = transformers.AutoModelForCausalLM.from_pretrained(folder, torch_dtype="auto", **options).to(plan.device)
     counts = np.zeros(vocab_size, dtype=np.int64)
     for first in range(0, plan.samples, plan.batch_size):
         batch = min(plan.batch_size, plan.samples - first)

@@ -40,7 +40,7 @@ DEFAULT_MODEL = "demo"
 class ScanSettings:
     """The choices every corpus of one command is counted under; the defaults are the CLI's."""
 
-    model: str = DEFAULT_MODEL
+    model: str | None = None  # None: not stated, so DEFAULT_MODEL for a count, and a saved profile's own
     text_fields: tuple[str, ...] = ()  # none named: ReadOptions' default, the `text` field
     text_unit: str = "file"
     input_format: str | None = None
@@ -68,12 +68,17 @@ class ScanSettings:
             add_special_tokens=self.special_tokens, append_eos=self.eos, split_special_tokens=self.split_special_tokens
         )
 
+    @property
+    def model_name(self) -> str:
+        """The model a corpus is counted against: the one stated, else DEFAULT_MODEL."""
+        return self.model or DEFAULT_MODEL
+
     @cached_property
     def loaded(self) -> LoadedModel:
         from vocabrisk.model.loaded import load_model
         from vocabrisk.scanning import counts_here
 
-        return load_model(self.model, counted_here=counts_here(self.counting_engine))
+        return load_model(self.model_name, counted_here=counts_here(self.counting_engine))
 
     @cached_property
     def counting_engine(self) -> Engine:
@@ -106,9 +111,24 @@ class ScanSettings:
 
     def profile_of(self, inputs: Sequence[str], checkpoint: str | None = None, resume: bool = False) -> Profile:
         """The saved profile INPUTS name, as it was saved; else the corpus they name, counted (`scan`)."""
-        from vocabrisk.inputs import profile_or_corpus
+        from vocabrisk.inputs import profile_or_corpus, saved_profile
 
-        return profile_or_corpus(inputs, functools.partial(self.scan, checkpoint=checkpoint, resume=resume))
+        profile = profile_or_corpus(inputs, functools.partial(self.scan, checkpoint=checkpoint, resume=resume))
+        folder = saved_profile(inputs)
+        return self.check_model(profile, folder) if folder else profile
+
+    def check_model(self, profile: Profile, name: str) -> Profile:
+        """PROFILE (saved as NAME), refused where the model stated is not the one it was counted with: a saved
+        profile is read as it was saved, and a report on it must not name another model."""
+        counted = profile.model["name"]
+        if self.model is None or _same_model(self.model, counted):
+            return profile
+        raise UsageError(
+            f"{name}: this saved profile was counted against the model {counted!r}, not {self.model!r}; a saved "
+            "profile is not rescanned, so --model cannot change it: drop --model (or the configuration's model), "
+            f"or scan the corpus again with --model {self.model}",
+            option="--model",
+        )
 
     def counts_of(self, inputs: Sequence[str], option: str) -> Profile:
         """A --mix corpus: the saved profile INPUTS name, or the counts of a corpus with no prior of its own."""
@@ -150,3 +170,13 @@ class ScanSettings:
                 checkpoint=checkpoint,
                 resume=resume,
             )
+
+
+def _same_model(stated: str, counted: str) -> bool:
+    """Whether two model names name one model: the same text, or one folder or file (as samefile sees it)."""
+    if stated == counted:
+        return True
+    try:
+        return os.path.samefile(stated, counted)
+    except OSError:
+        return False

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from vocabrisk.forecast import Calibration, Forecast, forecast, load_calibration, model_key
+from vocabrisk.forecast import Calibration, Forecast, forecast, load_calibration
 from vocabrisk.plan import TrainingPlan, describe
 from vocabrisk.profile import Profile
 from vocabrisk.risk import RiskResult, assess, never_seen_share, unigram_kl
@@ -112,7 +112,7 @@ class Summary:
         """The risk and the forecast of a profile under a plan; the model's saved calibration by default."""
         plan = plan or TrainingPlan()
         risk = assess(profile, plan)
-        calibration = calibration or load_calibration(model_key(profile.model, profile.tokenizer))
+        calibration = calibration or load_calibration(profile.calibration_key)
         predicted = forecast(
             profile.shares, risk.exposure, risk.prior, profile.old_text, plan, profile.total_tokens, calibration
         )
@@ -280,9 +280,10 @@ class Summary:
 
     @cached_property
     def warnings(self) -> list[str]:
-        """What a reader should know before trusting the numbers: today, a plan that repeats the corpus."""
+        """What a reader should know before trusting the numbers: what a saved profile lacks, a plan that
+        repeats the corpus."""
         warning = self.risk.plan.repeats_warning(self.profile.total_tokens)
-        return [warning] if warning else []
+        return [*self.profile.notes, *([warning] if warning else [])]
 
     @cached_property
     def plan_text(self) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import io
-import json
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -21,6 +20,7 @@ from rich.text import Text
 
 from vocabrisk._version import __version__
 from vocabrisk.gate import Check, GateResult
+from vocabrisk.outputs import json_text
 from vocabrisk.report.markdown import code, escape, facts, groups_table, table, tokens_table
 
 RULES = {
@@ -44,6 +44,33 @@ def format_result(result: GateResult, name: str) -> str:
         "markdown": to_markdown,
         "sarif": to_sarif,
     }[name](result)
+
+
+def format_error(message: str, hint: str | None, name: str) -> str:
+    """A gate that could not judge (exit 2), in format NAME: what overwrites each report it was asked for, so
+    that CI shows the error, never the result an earlier run left there."""
+    full = f"{message} (hint: {hint})" if hint else message
+    if name == "json":
+        error = {"passed": False, "exit_code": 2, "error": {"message": message, "hint": hint}}
+        return json_text(error, indent=2, ensure_ascii=False) + "\n"
+    if name == "github":
+        return _workflow_command("error", {"title": "vocabrisk gate error"}, full) + "\n"
+    if name == "junit":
+        suites = ElementTree.Element("testsuites", name="vocabrisk gate", tests="1", failures="0", errors="1")
+        suite = ElementTree.SubElement(suites, "testsuite", name="vocabrisk gate", tests="1", failures="0",
+                                       errors="1", skipped="0")  # fmt: skip
+        case = ElementTree.SubElement(suite, "testcase", classname="vocabrisk.gate", name="gate", time="0")
+        ElementTree.SubElement(case, "error", message=message, type="error").text = hint
+        return _xml(suites)
+    if name == "sarif":
+        notification = {"level": "error", "message": {"text": full}}
+        invocation = {"executionSuccessful": False, "exitCode": 2, "toolExecutionNotifications": [notification]}
+        return _sarif_log([], [invocation], {"passed": False, "error": message})
+    if name == "markdown":
+        return f"## vocabrisk gate ⚠️ error: it could not judge the corpus\n\n{escape(message)}\n" + (
+            f"\n_hint: {escape(hint)}_\n" if hint else ""
+        )
+    return f"vocabrisk gate ERROR  {full}\n"
 
 
 def render_text(result: GateResult, console: Console) -> None:
@@ -83,7 +110,7 @@ def to_text(result: GateResult) -> str:
 
 
 def to_json(result: GateResult) -> str:
-    return json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    return json_text(result.to_dict(), indent=2, ensure_ascii=False) + "\n"
 
 
 def to_github(result: GateResult) -> str:
@@ -94,7 +121,7 @@ def to_github(result: GateResult) -> str:
         properties["file"] = inputs[0]
     lines = [to_text(result).rstrip("\n")]
     for warning in result.summary.warnings:
-        lines.append(_workflow_command("warning", {**properties, "title": "vocabrisk plan"}, warning))
+        lines.append(_workflow_command("warning", {**properties, "title": "vocabrisk warning"}, warning))
     for check in result.checks:
         if not check.passed:
             lines.append(_workflow_command("error", {**properties, "title": f"vocabrisk {check.rule}"}, check.message))
@@ -140,8 +167,12 @@ def to_junit(result: GateResult) -> str:
         if not check.passed:
             failure = ElementTree.SubElement(case, "failure", message=check.message, type=check.rule)
             failure.text = RULES[check.rule]
-    ElementTree.indent(suites)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(suites, encoding="unicode") + "\n"
+    return _xml(suites)
+
+
+def _xml(root: ElementTree.Element) -> str:
+    ElementTree.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(root, encoding="unicode") + "\n"
 
 
 def to_sarif(result: GateResult) -> str:
@@ -157,6 +188,11 @@ def to_sarif(result: GateResult) -> str:
         for check in result.checks
         if not check.passed
     ]
+    invocation = {"executionSuccessful": True, "exitCode": result.exit_code}
+    return _sarif_log(results, [invocation], {"risk": result.summary.risk_dict(), "passed": result.passed})
+
+
+def _sarif_log(results: list[dict], invocations: list[dict], properties: dict) -> str:
     log = {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
@@ -172,12 +208,13 @@ def to_sarif(result: GateResult) -> str:
                         ],
                     }
                 },
+                "invocations": invocations,
                 "results": results,
-                "properties": {"risk": result.summary.risk_dict(), "passed": result.passed},
+                "properties": properties,
             }
         ],
     }
-    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+    return json_text(log, indent=2, ensure_ascii=False) + "\n"
 
 
 def _uri(path: str) -> str:

@@ -15,6 +15,7 @@ from vocabrisk.advice import Advice, data_advice_text, mixing_text
 from vocabrisk.plan import describe, format_epochs
 from vocabrisk.report import plots
 from vocabrisk.report.content import Named, ProfileReport, Report
+from vocabrisk.skips import plural
 from vocabrisk.summary import Summary, TokenAtRisk, skipped_text
 
 STYLE = """
@@ -68,7 +69,8 @@ def _nav(report: Report) -> str:
 
 def _ranking(ranked: Sequence[Named]) -> str:
     body = "".join(
-        f'<tr><td class="text">{escape(r.name)}</td><td>{s.profile.total_tokens:,}</td>'
+        f'<tr><td class="text">{escape(r.name)}</td><td>{s.baselines["unigram_kl"]:.2f}</td>'
+        f"<td>{s.profile.total_tokens:,}</td>"
         f"<td>+{s.forecast.total:.3f}</td>"
         f"<td>{format_epochs(s.implied_epochs)}</td><td>{s.coverage.used_share:.1%}</td>"
         f"<td>{s.coverage.starved_rows:,}</td><td>{s.risk.score:.3f}</td><td class='text'>{_badge(s.risk.band)}</td>"
@@ -79,7 +81,8 @@ def _ranking(ranked: Sequence[Named]) -> str:
     return (
         '<section id="ranking"><h2>Candidates, least surprising first (unigram KL: the best-validated ranking)</h2>'
         + plots.ranking(ranked, salt="ranking")
-        + "<table><tr><th>candidate</th><th>tokens</th><th>forecast (nats)</th><th>epochs</th><th>rows used</th>"
+        + "<table><tr><th>candidate</th><th>unigram KL</th><th>tokens</th><th>forecast (nats)</th><th>epochs</th>"
+        + "<th>rows used</th>"
         + "<th>starved</th><th>starved usage</th>"
         + f'<th class="text">band</th><th class="text">risk sits in</th></tr>{body}</table></section>'
     )
@@ -118,7 +121,7 @@ def _facts(s: Summary) -> str:
     )
     rows = [
         ("model", f"{p.model['name']} · {p.tokenizer['model_type']}, {p.vocab_size:,} ids · head {head_text}"),
-        ("corpus", f"{p.documents:,} documents · {p.total_tokens:,} tokens · {len(p.sources)} files"),
+        ("corpus", f"{plural(p.documents, 'document')} · {p.total_tokens:,} tokens · {plural(len(p.sources), 'file')}"),
         (
             "coverage",
             f"{c.used_rows:,} of {c.coverable_rows:,} rows used ({c.used_share:.1%}) · "

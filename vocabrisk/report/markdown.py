@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from vocabrisk.advice import Advice, data_advice_text, mixing_text
 from vocabrisk.plan import format_epochs
 from vocabrisk.report.content import Named, ProfileReport, Report
+from vocabrisk.skips import plural
 from vocabrisk.summary import GroupRisk, Summary, TokenAtRisk, UsageBand, skipped_text
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#])")
@@ -62,14 +63,27 @@ def ranking_table(ranked: Sequence[Named]) -> str:
         s = r.summary
         risk = s.risk.score
         rows.append(
-            [str(i), escape(r.name), f"{s.profile.total_tokens:,}", f"+{s.forecast.total:.3f}",
+            [str(i), escape(r.name), f"{s.baselines['unigram_kl']:.2f}", f"{s.profile.total_tokens:,}",
+             f"+{s.forecast.total:.3f}",
              format_epochs(s.implied_epochs), f"{s.coverage.used_share:.1%}", f"{s.coverage.starved_rows:,}",
              f"{risk:.3f}", s.risk.band, bar(risk / top)]
         )  # fmt: skip
     return table(
-        ["#", "candidate", "tokens", "forecast (nats)", "epochs", "rows used", "starved", "starved usage", "band", ""],
+        [
+            "#",
+            "candidate",
+            "unigram KL",
+            "tokens",
+            "forecast (nats)",
+            "epochs",
+            "rows used",
+            "starved",
+            "starved usage",
+            "band",
+            "",
+        ],
         rows,
-        align="rlrrrrrrll",
+        align="rlrrrrrrrll",
     )
 
 
@@ -105,7 +119,8 @@ def facts(s: Summary) -> str:
     return "\n".join(
         [
             f"- **model** {escape(p.model['name'])} ({p.tokenizer['model_type']}, {p.vocab_size:,} ids)",
-            f"- **corpus** {p.documents:,} documents, {p.total_tokens:,} tokens, {len(p.sources)} files",
+            f"- **corpus** {plural(p.documents, 'document')}, {p.total_tokens:,} tokens, "
+            f"{plural(len(p.sources), 'file')}",
             f"- **coverage** {c.used_rows:,} of {c.coverable_rows:,} rows used ({c.used_share:.1%}), "
             f"{c.absent_rows:,} never seen, {c.starved_rows:,} starved",
             f"- **forecast** {escape(s.forecast.describe())}",

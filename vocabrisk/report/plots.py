@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from vocabrisk.errors import VocabriskError
+from vocabrisk.extras import require
 from vocabrisk.risk import BANDS
 
 if TYPE_CHECKING:
@@ -119,14 +119,9 @@ def ranking(ranked: Sequence[Named], salt: str) -> str:
 
 
 def _figure(height: float):
-    try:
-        from matplotlib.figure import Figure
-    except ImportError as exc:
-        raise VocabriskError(
-            "the report's plots need matplotlib, which is not installed",
-            hint="pip install 'vocabrisk[report]'",
-        ) from exc
-    fig = Figure(figsize=(WIDTH, height), layout="constrained")
+    fig = require("matplotlib.figure", "report", "the report's plots").Figure(
+        figsize=(WIDTH, height), layout="constrained"
+    )
     fig.set_facecolor("white")
     return fig
 

@@ -143,33 +143,44 @@ def _advice_panel(advice: Advice) -> Panel:
     return Panel(Group(*lines), title="what to do", title_align="left")
 
 
+# The rank table's columns in the order shown: (header, justify, what it shows). RANK_PRIORITY is the order
+# they go in when the console is too narrow for all of them, kept last first: the rank, the name and the
+# sort key stay, and no number is ever cut.
+RANK_COLUMNS = {
+    "#": ("right", lambda i, c: str(i)),
+    "candidate": ("left", lambda i, c: c.name),
+    "tokens": ("right", lambda i, c: f"{c.summary.profile.total_tokens:,}"),
+    "skipped": ("right", lambda i, c: Text(f"{p.skipped_share:.1%}", style="yellow") if (p := c.summary.profile).skipped
+                else "none"),
+    "forecast (nats), band": ("right", lambda i, c: f"+{(f := c.summary.forecast).total:.3f} "
+                              f"({f.low:.2f}–{f.high:.2f})"),
+    "starved": ("right", lambda i, c: f"{c.summary.coverage.starved_share:.1%}"),
+    "never seen": ("right", lambda i, c: f"{c.summary.baselines['never_seen_share']:.1%}"),
+    "unigram KL": ("right", lambda i, c: f"{c.summary.baselines['unigram_kl']:.2f}"),
+    "starved usage": ("right", lambda i, c: Text.assemble(f"{(r := c.summary.risk).score:.3f} ",
+                                                          (r.band, BAND_STYLE[r.band]))),
+    "epochs": ("right", lambda i, c: format_epochs(c.summary.implied_epochs)),
+    "risk sits in": ("left", lambda i, c: ", ".join(c.summary.top_groups)),
+}  # fmt: skip
+RANK_PRIORITY = ("#", "candidate", "unigram KL", "forecast (nats), band", "skipped", "tokens", "epochs", "starved",
+                 "starved usage", "risk sits in", "never seen")  # fmt: skip
+_WRAPS = {"candidate": 24, "risk sits in": 20}  # text columns that fold, down to this width; numbers never do
+
+
 def render_rank(ranked: Sequence[Named], console: Console) -> None:
-    table = _table(
-        "Candidates, least surprising first (unigram KL: the best-validated ranking)",
-        [("#", "right"), ("candidate", "left"), ("tokens", "right"), ("skipped", "right"),
-         ("forecast (nats), band", "right"), ("starved", "right"), ("never seen", "right"), ("unigram KL", "right"),
-         ("starved usage", "right"), ("epochs", "right"), ("risk sits in", "left")],
-    )  # fmt: skip
-    names = table.columns[1]  # a candidate's name is what the order is for: never cut to an ellipsis
-    names.min_width, names.overflow = min(32, max(len(c.name) for c in ranked)), "fold"
-    table.columns[-1].min_width = 20
-    for i, candidate in enumerate(ranked, 1):
-        s = candidate.summary
-        p, r, f = s.profile, s.risk, s.forecast
-        table.add_row(
-            str(i),
-            candidate.name,
-            f"{p.total_tokens:,}",
-            Text(f"{p.skipped_share:.1%}", style="yellow") if p.skipped else "none",
-            f"+{f.total:.3f} ({f.low:.2f}–{f.high:.2f})",
-            f"{s.coverage.starved_share:.1%}",
-            f"{s.baselines['never_seen_share']:.1%}",
-            f"{s.baselines['unigram_kl']:.2f}",
-            Text.assemble(f"{r.score:.3f} ", (r.band, BAND_STYLE[r.band])),
-            format_epochs(s.implied_epochs),
-            ", ".join(s.top_groups),
-        )
+    cells = {name: [cell(i, c) for i, c in enumerate(ranked, 1)] for name, (_, cell) in RANK_COLUMNS.items()}
+    widths, dropped = _fitting({name: [Text(str(cell)).plain for cell in column] for name, column in cells.items()},
+                               console.width)  # fmt: skip
+    table = Table(title="Candidates, least surprising first (unigram KL: the best-validated ranking)",
+                  title_justify="left")  # fmt: skip
+    for name, width in widths.items():
+        table.add_column(name, justify=RANK_COLUMNS[name][0], width=width, overflow="fold")
+    for row in zip(*(cells[name] for name in widths), strict=True):
+        table.add_row(*row)
     console.print(table)
+    if dropped:
+        console.print(f"[dim]not shown at {console.width} columns: {', '.join(dropped)} "
+                      "(a wider terminal, COLUMNS=200 when piped, or --format json shows them)[/]")  # fmt: skip
     for candidate in ranked:
         p = candidate.summary.profile
         if p.skipped:
@@ -186,6 +197,33 @@ def render_rank(ranked: Sequence[Named], console: Console) -> None:
     for candidate in ranked:
         for warning in candidate.summary.warnings:
             console.print(Text(f"warning: {candidate.name}: {warning}", style="yellow"))
+
+
+def _fitting(cells: dict[str, list[str]], width: int) -> tuple[dict[str, int], list[str]]:
+    """The rank columns that fit in WIDTH with their widths, in display order, and those left out.
+
+    Each column needs the longest word of its header and cells (numbers never wrap, and are never cut;
+    a name folds to _WRAPS), plus three for its border and padding. Columns join in RANK_PRIORITY while
+    they fit; the room left widens them up to their cells' full width, the numbers first, then the text.
+    """
+
+    def least(name: str) -> int:
+        header = max(map(len, name.split()))
+        if name in _WRAPS:
+            return max(header, min(_WRAPS[name], max(map(len, cells[name]), default=1)))
+        return max(header, *(len(word) for text in cells[name] for word in text.split()))
+
+    room, widths = width - 1, {}
+    for name in RANK_PRIORITY:
+        if least(name) + 3 > room:
+            break
+        widths[name] = least(name)
+        room -= widths[name] + 3
+    for name in sorted(widths, key=lambda name: name in _WRAPS):  # numbers whole on one line first, then names
+        grown = min(max(len(text) for text in [name, *cells[name]]), widths[name] + room)
+        room -= grown - widths[name]
+        widths[name] = grown
+    return {n: widths[n] for n in RANK_COLUMNS if n in widths}, [n for n in RANK_PRIORITY if n not in widths]
 
 
 def render_diff(old: str, new: str, result: dict, console: Console) -> None:
