@@ -293,3 +293,18 @@ def test_an_erroring_gate_overwrites_every_report_with_the_error(profiles, tmp_p
         for name, path in reports.items():
             assert message in _error_in(name, path.read_text(encoding="utf-8")), name
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in reports.values())  # no staging
+
+
+def test_a_forecast_past_a_uniform_guess_is_flagged_not_printed_and_fails_any_limit():
+    """The demo's vocabulary caps a loss rise at ln(4,096) = 8.3 nats; 100,000 steps forecast more (issue 21)."""
+    args = [str(KOREAN), "--model", "demo", "--steps", "100000"]
+    scanned = CliRunner().invoke(main, ["scan", *args, "--format", "json"])
+    forecast = json.loads(scanned.stdout)["forecast"]
+    assert forecast["beyond_possible"] and forecast["total_nats"] is None and forecast["band"] is None
+    assert forecast["ceiling_nats"] == pytest.approx(8.3178, abs=1e-3)
+    gated = CliRunner().invoke(main, ["gate", *args, "--max-forgetting", "50", "--format", "json"])
+    assert gated.exit_code == 1
+    check = next(c for c in json.loads(gated.stdout)["checks"] if c["rule"] == "max-forgetting")
+    assert not check["passed"] and "beyond what is possible" in check["message"] and "exceeds" not in check["message"]
+    text = CliRunner().invoke(main, ["scan", *args], env={"COLUMNS": "200"}).output
+    assert "beyond what a forecast can say" in text and "+8.32 nats" in text

@@ -125,6 +125,17 @@ class Forecast:
     shift: np.ndarray  # z_j: predicted change of each row's logit on old contexts
     calibration: Calibration
     old_text: bool  # whether contexts came from old text (else the global prior stood in)
+    ceiling: float = math.inf  # ln(vocabulary): the loss of a uniform guess; no rise of loss can be trusted past it
+
+    @property
+    def possible(self) -> bool:
+        """Whether the forecast is a loss rise a model could show: at most a uniform guess's loss, ln(rows)."""
+        return self.total <= self.ceiling
+
+    @property
+    def headline(self) -> str:
+        """The forecast's nats as every report prints them: a number only where the number is possible."""
+        return f"+{self.total:.3f}" if self.possible else f"beyond +{self.ceiling:.1f}"
 
     @property
     def how_well(self) -> str:
@@ -134,16 +145,25 @@ class Forecast:
     def describe(self) -> str:
         """The forecast in one line of plain text, for every report format."""
         basis = f"{self.calibration.source} constants" + ("" if self.old_text else ", no old text (not local)")
+        if not self.possible:
+            return (
+                f"beyond what a forecast can say: more than +{self.ceiling:.2f} nats, the loss of a uniform guess "
+                f"over the vocabulary: the plan would wipe out what the model knows, and the forecast's model does "
+                f"not hold there ({basis})"
+            )
         return (
             f"+{self.total:.3f} nats on the base model's own text (band {self.low:.3f}–{self.high:.3f}; "
             f"head alone +{self.head:.3f}; {basis})"
         )
 
     def to_dict(self) -> dict:
+        possible = self.possible  # past the ceiling no number is given (issue 21): `beyond_possible` says why
         return {
-            "total_nats": self.total,
-            "head_nats": self.head,
-            "band": [self.low, self.high],
+            "total_nats": self.total if possible else None,
+            "head_nats": self.head if possible else None,
+            "band": [self.low, self.high] if possible else None,
+            "beyond_possible": not possible,
+            "ceiling_nats": self.ceiling,
             "epochs": self.epochs,
             "calibration": self.calibration.source,
             "constants": {k: getattr(self.calibration, k) for k in ("kappa", "head_gain", "body_gain")},
@@ -245,4 +265,5 @@ def forecast(
         shift=shift,
         calibration=calibration,
         old_text=old is not None and len(old.ids) > 0,
+        ceiling=math.log(max(len(prior), 2)),
     )

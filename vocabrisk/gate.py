@@ -70,7 +70,7 @@ class Check:
 
     @property
     def message(self) -> str:
-        verdict = "is within" if self.passed else "exceeds"
+        verdict = "is within" if self.passed else "exceeds" if self.value > self.limit else "fails"
         return f"{self.subject} {self.value:.4f} {verdict} {self.rule} {self.limit:.4f} ({self.detail})"
 
     def to_dict(self) -> dict:
@@ -179,14 +179,15 @@ def _absolute_checks(summary: Summary, thresholds: Thresholds) -> list[Check]:
         checks.append(Check("max-risk", "corpus risk", risk.score, thresholds.max_risk, f"band {risk.band}"))
     if thresholds.max_forgetting is not None:
         basis = "" if forecast.old_text else ", no old text: global prior contexts"
+        band = f"band {forecast.low:.3f}–{forecast.high:.3f}" if forecast.possible else "beyond what is possible"
         checks.append(
             Check(
                 "max-forgetting",
-                "forecast forgetting (nats)",
-                forecast.total,
+                "forecast forgetting (nats)" if forecast.possible else "forecast forgetting (nats, at least)",
+                min(forecast.total, forecast.ceiling),  # past the ceiling only the ceiling is a true number
                 thresholds.max_forgetting,
-                f"band {forecast.low:.3f}–{forecast.high:.3f}, {forecast.calibration.source} constants, "
-                f"{format_epochs(forecast.epochs)} epochs{basis}",
+                f"{band}, {forecast.calibration.source} constants, {format_epochs(forecast.epochs)} epochs{basis}",
+                holds=None if forecast.possible else False,  # a plan past what is possible fails any limit
             )
         )
     if thresholds.max_starved_share is not None:

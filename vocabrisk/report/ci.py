@@ -82,7 +82,7 @@ def render_text(result: GateResult, console: Console) -> None:
     print_line(
         Text(
             f"  model {s.profile.model['name']} · {s.profile.total_tokens:,} tokens · "
-            f"forecast +{s.forecast.total:.3f} nats · starved usage {s.risk.score:.3f} ({s.risk.band}) · "
+            f"forecast {s.forecast.headline} nats · starved usage {s.risk.score:.3f} ({s.risk.band}) · "
             f"{s.coverage.starved_rows:,} of {s.coverage.coverable_rows:,} rows starved",
             style="dim",
         )
@@ -127,7 +127,7 @@ def to_github(result: GateResult) -> str:
             lines.append(_workflow_command("error", {**properties, "title": f"vocabrisk {check.rule}"}, check.message))
     if result.passed:
         verdict = (
-            f"passed {len(result.checks)} checks: forecast +{result.summary.forecast.total:.3f} nats, "
+            f"passed {len(result.checks)} checks: forecast {result.summary.forecast.headline} nats, "
             f"starved usage {result.summary.risk.score:.4f}"
         )
         lines.append(_workflow_command("notice", properties, f"{result.subject}: {verdict}"))

@@ -71,7 +71,7 @@ def _ranking(ranked: Sequence[Named]) -> str:
     body = "".join(
         f'<tr><td class="text">{escape(r.name)}</td><td>{s.baselines["unigram_kl"]:.2f}</td>'
         f"<td>{s.profile.total_tokens:,}</td>"
-        f"<td>+{s.forecast.total:.3f}</td>"
+        f"<td>{s.forecast.headline}</td>"
         f"<td>{format_epochs(s.implied_epochs)}</td><td>{s.coverage.used_share:.1%}</td>"
         f"<td>{s.coverage.starved_rows:,}</td><td>{s.risk.score:.3f}</td><td class='text'>{_badge(s.risk.band)}</td>"
         f'<td class="text">{escape(", ".join(s.top_groups))}</td></tr>'

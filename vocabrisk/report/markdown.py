@@ -64,7 +64,7 @@ def ranking_table(ranked: Sequence[Named]) -> str:
         risk = s.risk.score
         rows.append(
             [str(i), escape(r.name), f"{s.baselines['unigram_kl']:.2f}", f"{s.profile.total_tokens:,}",
-             f"+{s.forecast.total:.3f}",
+             s.forecast.headline,
              format_epochs(s.implied_epochs), f"{s.coverage.used_share:.1%}", f"{s.coverage.starved_rows:,}",
              f"{risk:.3f}", s.risk.band, bar(risk / top)]
         )  # fmt: skip
@@ -90,7 +90,7 @@ def ranking_table(ranked: Sequence[Named]) -> str:
 def profile_section(report: ProfileReport, level: int = 2) -> str:
     s, h = report.summary, "#" * level
     parts = [
-        f"{h} {escape(report.name)}: forecast +{s.forecast.total:.3f} nats, "
+        f"{h} {escape(report.name)}: forecast {s.forecast.headline} nats, "
         f"starved usage {s.risk.score:.3f} ({s.risk.band})",
         "",
         facts(s),

@@ -152,8 +152,8 @@ RANK_COLUMNS = {
     "tokens": ("right", lambda i, c: f"{c.summary.profile.total_tokens:,}"),
     "skipped": ("right", lambda i, c: Text(f"{p.skipped_share:.1%}", style="yellow") if (p := c.summary.profile).skipped
                 else "none"),
-    "forecast (nats), band": ("right", lambda i, c: f"+{(f := c.summary.forecast).total:.3f} "
-                              f"({f.low:.2f}–{f.high:.2f})"),
+    "forecast (nats), band": ("right", lambda i, c: (f := c.summary.forecast).headline
+                              + (f" ({f.low:.2f}–{f.high:.2f})" if f.possible else "")),
     "starved": ("right", lambda i, c: f"{c.summary.coverage.starved_share:.1%}"),
     "never seen": ("right", lambda i, c: f"{c.summary.baselines['never_seen_share']:.1%}"),
     "unigram KL": ("right", lambda i, c: f"{c.summary.baselines['unigram_kl']:.2f}"),
