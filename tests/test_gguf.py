@@ -263,7 +263,9 @@ def test_a_vocabulary_lacking_some_bytes_counts_other_text_exactly_and_skips_by_
     loaded = load_model(str(model))
     counter = TokenCounter(loaded.files.tokenizer_json, loaded.vocab.size, SpecialTokenPolicy(), loaded.eos_id)
     with pytest.raises(CannotCount, match="no token for byte 0x1D"):  # a long document's pieces: skipped as one
-        counter.long_document().add(["a long document", " with \x1d in a piece"], 0)
+        document = counter.long_document()
+        document.add(["a long document", " with \x1d in a piece"], 0, ["", "space"])
+        document.finish()
 
 
 @settings(max_examples=FUZZ_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
