@@ -47,10 +47,12 @@ def shares_of(tokens: list[int], vocab: int = 40) -> np.ndarray:
     return shares
 
 
-def predict(shares: np.ndarray, old: OldText | None, plan: TrainingPlan = PLAN, calibration=None, corpus=5_000):
+def predict(
+    shares: np.ndarray, old: OldText | None, plan: TrainingPlan = PLAN, calibration=None, corpus=5_000, **terms
+):
     prior = np.full(len(shares), 1.0 / len(shares))
     return forecast(
-        shares, exposure(shares, plan.resolve(corpus)), prior, old, plan, corpus, calibration or Calibration()
+        shares, exposure(shares, plan.resolve(corpus)), prior, old, plan, corpus, calibration or Calibration(), **terms
     )
 
 
@@ -99,12 +101,32 @@ def test_more_learning_rate_forecasts_more_forgetting():
     assert 0 < low < high
 
 
-def test_repetition_raises_the_forecast_and_the_total_exceeds_the_head():
+def test_repetition_raises_the_body_and_the_total_exceeds_the_head():
     old, shares = two_languages(), shares_of([0, 1, 2, 3, 25])
     once = predict(shares, old, corpus=PLAN.tokens_per_step * PLAN.steps)
     often = predict(shares, old, corpus=PLAN.tokens_per_step * PLAN.steps // 20)
     assert once.epochs == pytest.approx(1.0) and often.epochs == pytest.approx(20.0)
-    assert often.head > once.head and once.total > once.head
+    assert not once.terms.repeats_known and once.terms.repeats == pytest.approx(1.0)  # no sketch: R is the epochs
+    assert often.body > once.body > 0 and once.total > once.head
+
+
+def test_a_templated_corpus_forecasts_more_body_forgetting_than_varied_text_of_the_same_tokens():
+    old, shares, corpus = two_languages(), shares_of([0, 1, 2, 3, 25]), 50_000
+    varied = predict(shares, old, corpus=corpus, collision=1 / corpus)  # every 3-gram once
+    templated = predict(shares, old, corpus=corpus, collision=0.01)  # a few hundred 3-grams, over and over
+    assert templated.terms.repeats_known and templated.terms.repeats == pytest.approx(500 * varied.terms.repeats)
+    assert templated.body > varied.body and templated.head == varied.head
+
+
+def test_the_body_follows_how_alike_the_corpus_and_the_old_text_are():
+    old = two_languages()
+    usage = np.bincount(old.ids, minlength=40).astype(float)
+    near, far = shares_of([0, 1, 2, 3, 20, 21]), shares_of([0, 1, 2, 3, 20, 21])
+    usage_far = usage.copy()
+    usage_far[:4] = 0.0  # an old text that never uses the corpus's first four tokens
+    alike = predict(near, old, old_usage=usage)
+    unlike = predict(far, old, old_usage=usage_far)
+    assert unlike.terms.alike < alike.terms.alike and unlike.body < alike.body
 
 
 def test_a_plan_in_epochs_forecasts_like_the_same_plan_in_steps():
@@ -129,7 +151,7 @@ def test_the_band_brackets_the_forecast():
 
 def test_fit_recovers_the_constants_that_made_the_probes():
     old = two_languages()
-    truth = Calibration(kappa=50.0, head_gain=0.5, body_gain=1.0)
+    truth = Calibration(kappa=50.0, body_gain=3.0)
     probes = []
     for tokens, corpus in (([0, 1, 2], 2_000), ([0, 1, 2], 20_000), ([3, 4, 25, 26], 5_000), (list(range(10)), 50_000)):
         shares = shares_of(tokens)
@@ -139,9 +161,10 @@ def test_fit_recovers_the_constants_that_made_the_probes():
             unit = predict(shares, old, calibration=Calibration(kappa=1.0), corpus=corpus).shift
             return competition(unit, shares > 0, old, np.full(40, 1 / 40), kappas)
 
-        probes.append(ProbeRun(str(tokens), made.head, made.total, made.epochs, kl))
+        probes.append(ProbeRun(str(tokens), made.head, made.total, made.terms.unit, kl))
     fitted = fit(probes, fingerprint="test")
     assert fitted.kappa == pytest.approx(truth.kappa, rel=0.2)
+    assert fitted.body_gain == pytest.approx(truth.body_gain, rel=0.2)
     assert fitted.source.startswith("calibrated")
     for p in fitted.probes:
         assert p["forecast_total"] == pytest.approx(p["total"], rel=0.25)

@@ -297,9 +297,10 @@ def calibrate_command(model, probes, reference, eval_windows, quiet, output_form
     """Fit the forecast's constants to MODEL from short fine-tunes on probe text.
 
     Each probe is trained on whole and as its first quarter; the forgetting measured on old text
-    fixes kappa (how far rows move per unit of learning rate), head_gain and body_gain (how
-    repetition adds to it), saved under ~/.cache/vocabrisk/calibration/ where later scans of the
-    same model find them. Needs the `verify` extra: pip install 'vocabrisk[verify]'.
+    fixes kappa (how far the head's rows move per unit of learning rate) and body_gain (how much
+    the rest of the network forgets per unit of its term), saved under
+    ~/.cache/vocabrisk/calibration/ where later scans of the same model find them. Needs the
+    `verify` extra: pip install 'vocabrisk[verify]'.
     """
     train = _train_config("calibrate", train)
     from vocabrisk.verify.probes import calibrate

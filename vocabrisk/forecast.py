@@ -12,8 +12,9 @@ A model of the mechanism, each step a term that the ablation in docs/VALIDITY.md
    smaller. This is where the head-only eps mitigation acts (`plan.head_eps`).
 3. **Shift** `z_j = kappa · Σ_t lr_t · r_j · s_j`: the change of row j's logit on old contexts.
    Rows walk along plus or minus the typical hidden state, so the change is about the same in every
-   context; `kappa` (logit change per unit of summed learning rate) is the one constant that
-   `vocabrisk calibrate` measures per base model.
+   context. `kappa` is the logit change per unit of summed learning rate: each of the hidden
+   state's `d` coordinates moves the logit by about lr times its typical size, so by default
+   `kappa = KAPPA_PER_WIDTH · d`; `vocabrisk calibrate` measures it per base model.
 4. **Competition**: a shift shared by all logits costs nothing. On an old position whose next-token
    distribution is p, the loss rises by `KL(p ‖ p·e^z/Z) = log Σ_j p_j e^{z_j} - Σ_j p_j z_j`, about
    half the variance of z under p: an old context is hurt only in proportion to how much of its
@@ -24,10 +25,19 @@ A model of the mechanism, each step a term that the ablation in docs/VALIDITY.md
    position's neighbourhood that the corpus contains at all, `P_in`, stands for that overlap: shifts
    are scaled by `sqrt(P_in)`. A corpus in a script the old text never mixes with (Korean against
    English) therefore hurts little, and a narrow corpus in the base's own language hurts most.
-6. **Repetition**: a corpus the plan repeats is fitted ever more exactly, so the pushes stay
-   consistent for longer: the head forecast is the mean of (4) over old positions times
-   `1 + head_gain · ln(1 + epochs)`, and the total (head and body) is that times
-   `1 + body_gain · ln(1 + epochs)`.
+6. **The body** (the rest of the network) forgets most of the total on a real model, and mostly at
+   the same old positions: those whose next token the corpus starves. It learns that those tokens
+   do not occur in text like the corpus's, and applies that to old contexts as far as they look
+   alike. Its term is `body_gain · Σ lr · S · B · ln(1 + R)`: S, the share of old-text tokens
+   whose rows the plan starves (`Σ q_j a_j`, q the old text's token distribution); B, how alike
+   the corpus and the old text are (the Bhattacharyya coefficient `Σ √(p_j q_j)` of their token
+   distributions); R, how often the plan revisits the corpus's own 3-grams (plan tokens ×
+   `Σ f(g)²`, `vocabrisk.counting.repeats`): templated, narrow and repeated text is fitted more
+   consistently, so its pushes add up. The total is the head's part plus the body's.
+
+Where each of these came from, and what the ablation on the design runs kept: docs/VALIDITY.md
+("v3"). A profile saved before the 3-gram sketch existed has no R; the forecast then takes every
+3-gram as unique (R = the implied epochs) and says so.
 
 Without calibration the documented defaults below apply and the band is wider.
 """
@@ -46,13 +56,13 @@ from vocabrisk.cache import cache_folder
 from vocabrisk.old_text import OldText
 from vocabrisk.outputs import write_atomic
 
-DEFAULT_KAPPA = 20.0  # logit change per unit of summed learning rate; see docs/VALIDITY.md
-DEFAULT_HEAD_GAIN = 1.0
-DEFAULT_BODY_GAIN = 1.0
+KAPPA_PER_WIDTH = 0.14  # kappa per hidden coordinate, uncalibrated; see docs/VALIDITY.md ("v3")
+DEFAULT_WIDTH = 512  # the width assumed where a model's head is not known
+DEFAULT_BODY_GAIN = 21.0  # nats per unit of Σ lr · S · B · ln(1 + R), uncalibrated
 DEFAULT_BAND = 4.0  # uncalibrated: the truth is expected within ×/÷ 4
+FORM = "v3"  # the forecast's form: a calibration fitted to another form's terms does not apply
 HOW_WELL = (
-    "on held-out runs it ranked head-caused forgetting at Spearman +0.43 (demo model) and -0.38 (SmolLM2-135M), "
-    "total forgetting not at all (-0.08 on both); within x2 after calibration for 3-11% of runs (docs/VALIDITY.md)"
+    "v3 (issue 20): designed on 19 SmolLM2-135M runs and not yet scored on its held-out ones; see docs/VALIDITY.md"
 )
 MAX_SHIFT = 30.0  # nats; a larger predicted logit change means "gone" and would only overflow
 CALIBRATED_BAND_FLOOR = 1.5
@@ -61,16 +71,26 @@ HIDDEN_SCALE = 1.0  # per-coordinate size of the final hidden state; norm gains 
 
 @dataclass(frozen=True)
 class Calibration:
-    """Per-base-model constants of the forecast, measured by `vocabrisk calibrate` or defaulted."""
+    """Per-base-model constants of the forecast, measured by `vocabrisk calibrate` or defaulted.
 
-    kappa: float = DEFAULT_KAPPA
-    head_gain: float = DEFAULT_HEAD_GAIN
+    `kappa` None means the width rule, `KAPPA_PER_WIDTH` × the head's width.
+    """
+
+    kappa: float | None = None
     body_gain: float = DEFAULT_BODY_GAIN
     band: float = DEFAULT_BAND  # multiplicative: the forecast's band is [value / band, value · band]
     source: str = "default"
     fingerprint: str | None = None
     probes: list[dict] = field(default_factory=list)
     tool_version: str = __version__
+    form: str = FORM
+
+    @property
+    def calibrated(self) -> bool:
+        return self.source != "default"
+
+    def kappa_for(self, width: int | None) -> float:
+        return self.kappa if self.kappa is not None else KAPPA_PER_WIDTH * (width or DEFAULT_WIDTH)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -99,11 +119,17 @@ def calibration_path(fingerprint: str) -> Path:
 
 
 def load_calibration(fingerprint: str | None) -> Calibration:
-    """The saved calibration of a tokenizer/model fingerprint, else the defaults."""
+    """The saved calibration of a tokenizer/model fingerprint, else the defaults.
+
+    A calibration fitted to an earlier form of the forecast (other terms, other constants) is not
+    used: the defaults apply until `vocabrisk calibrate` runs again.
+    """
     if fingerprint:
         path = calibration_path(fingerprint)
         if path.is_file():
-            return Calibration.from_dict(json.loads(path.read_text(encoding="utf-8")))
+            saved = json.loads(path.read_text(encoding="utf-8"))
+            if isinstance(saved, dict) and saved.get("form") == FORM:
+                return Calibration.from_dict(saved)
     return Calibration()
 
 
@@ -113,19 +139,54 @@ def save_calibration(calibration: Calibration) -> Path:
 
 
 @dataclass(frozen=True)
+class Body:
+    """The body's term (6 in the module docstring) before `body_gain`, and what it is made of."""
+
+    starved: float  # S: share of old-text tokens whose rows the plan starves
+    alike: float  # B: Bhattacharyya coefficient of the corpus's and the old text's token distributions
+    repeats: float  # R: the plan's revisits of the corpus's 3-grams
+    repeats_known: bool  # False where the profile has no 3-gram sketch and R is the implied epochs
+    unit: float  # Σ lr · S · B · ln(1 + R)
+
+    @classmethod
+    def of(
+        cls, shares: np.ndarray, exposure: np.ndarray, old_usage: np.ndarray, lr_sum: float, plan_tokens: float,
+        epochs: float, collision: float | None,
+    ) -> Body:  # fmt: skip
+        shares, old_usage = np.asarray(shares, dtype=np.float64), np.asarray(old_usage, dtype=np.float64)
+        total = old_usage.sum()
+        q = old_usage / total if total > 0 else old_usage
+        starved = float(np.dot(q, exposure))
+        alike = float(np.sum(np.sqrt(shares * q)))
+        repeats = plan_tokens * collision if collision is not None else epochs
+        return cls(starved, alike, repeats, collision is not None, lr_sum * starved * alike * math.log1p(repeats))
+
+    def to_dict(self) -> dict:
+        return {"starved_old_share": self.starved, "alike": self.alike, "repeats": self.repeats,
+                "repeats_measured": self.repeats_known}  # fmt: skip
+
+
+@dataclass(frozen=True)
 class Forecast:
     """The forecast for one corpus under one plan, with what it was made of."""
 
     head: float  # nats of loss added on old text by the head's drift
-    total: float  # nats, head and body
+    body: float  # nats added by the rest of the network
     low: float  # band on total
     high: float
     epochs: float  # how many times the plan repeats the corpus
     lr_sum: float
     shift: np.ndarray  # z_j: predicted change of each row's logit on old contexts
+    terms: Body
+    kappa: float  # the kappa used: calibrated, or the width rule's
     calibration: Calibration
     old_text: bool  # whether contexts came from old text (else the global prior stood in)
     ceiling: float = math.inf  # ln(vocabulary): the loss of a uniform guess; no rise of loss can be trusted past it
+
+    @property
+    def total(self) -> float:
+        """Nats of loss added on old text, head and body."""
+        return self.head + self.body
 
     @property
     def possible(self) -> bool:
@@ -142,18 +203,27 @@ class Forecast:
         """How well the forecast ranked forgetting on held-out runs: what a reader should weigh it by."""
         return HOW_WELL
 
+    @property
+    def basis(self) -> str:
+        """What the forecast stands on, in words: its constants, and what it lacked."""
+        parts = [f"{self.calibration.source} constants" if self.calibration.calibrated else "uncalibrated defaults"]
+        if not self.old_text:
+            parts.append("no old text (not local)")
+        if not self.terms.repeats_known:
+            parts.append("no 3-gram sketch in the profile (scan again to measure repetition)")
+        return ", ".join(parts)
+
     def describe(self) -> str:
         """The forecast in one line of plain text, for every report format."""
-        basis = f"{self.calibration.source} constants" + ("" if self.old_text else ", no old text (not local)")
         if not self.possible:
             return (
                 f"beyond what a forecast can say: more than +{self.ceiling:.2f} nats, the loss of a uniform guess "
                 f"over the vocabulary: the plan would wipe out what the model knows, and the forecast's model does "
-                f"not hold there ({basis})"
+                f"not hold there ({self.basis})"
             )
         return (
             f"+{self.total:.3f} nats on the base model's own text (band {self.low:.3f}–{self.high:.3f}; "
-            f"head alone +{self.head:.3f}; {basis})"
+            f"head +{self.head:.3f}, body +{self.body:.3f}; {self.basis})"
         )
 
     def to_dict(self) -> dict:
@@ -161,12 +231,15 @@ class Forecast:
         return {
             "total_nats": self.total if possible else None,
             "head_nats": self.head if possible else None,
+            "body_nats": self.body if possible else None,
             "band": [self.low, self.high] if possible else None,
             "beyond_possible": not possible,
             "ceiling_nats": self.ceiling,
             "epochs": self.epochs,
             "calibration": self.calibration.source,
-            "constants": {k: getattr(self.calibration, k) for k in ("kappa", "head_gain", "body_gain")},
+            "calibrated": self.calibration.calibrated,
+            "constants": {"kappa": self.kappa, "body_gain": self.calibration.body_gain},
+            "terms": self.terms.to_dict(),
             "old_text": self.old_text,
             "meaning": "forecast rise of mean next-token loss on the base model's own text, in nats",
             "how_well": HOW_WELL,
@@ -247,22 +320,38 @@ def forecast(
     plan,
     corpus_tokens: int,
     calibration: Calibration | None = None,
+    *,
+    old_usage: np.ndarray | None = None,
+    collision: float | None = None,
+    width: int | None = None,
 ) -> Forecast:
-    """The forecast of forgetting for a corpus with these token shares and per-row exposure."""
+    """The forecast of forgetting for a corpus with these token shares and per-row exposure.
+
+    `old_usage` is the old text's token counts (the prior stands in without them), `collision`
+    the corpus's 3-gram Σ f(g)² (`TokenCounts.collision`), `width` the head's hidden size.
+    """
     calibration = calibration or Calibration()
     drive = Drive.of(shares, exposure, prior, plan, corpus_tokens)
-    shift = calibration.kappa * drive.unit_shift
-    repeats = math.log1p(drive.epochs)
-    head = float(competition(shift, np.asarray(shares) > 0, old, prior)[0]) * (1.0 + calibration.head_gain * repeats)
-    total = head * (1.0 + calibration.body_gain * repeats)
+    kappa = calibration.kappa_for(width)
+    shift = kappa * drive.unit_shift
+    head = float(competition(shift, np.asarray(shares) > 0, old, prior)[0])
+    resolved = plan.resolve(corpus_tokens)
+    terms = Body.of(
+        shares, exposure, prior if old_usage is None else old_usage, drive.lr_sum,
+        resolved.steps * resolved.tokens_per_step, drive.epochs, collision,
+    )  # fmt: skip
+    body = calibration.body_gain * terms.unit
+    total = head + body
     return Forecast(
         head=head,
-        total=total,
+        body=body,
         low=total / calibration.band,
         high=total * calibration.band,
         epochs=drive.epochs,
         lr_sum=drive.lr_sum,
         shift=shift,
+        terms=terms,
+        kappa=kappa,
         calibration=calibration,
         old_text=old is not None and len(old.ids) > 0,
         ceiling=math.log(max(len(prior), 2)),

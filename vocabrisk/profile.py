@@ -77,6 +77,9 @@ class Profile:
     skipped_examples: list[dict] = field(default_factory=list)
     tool_version: str = __version__
     old_text: OldText | None = None  # the reference's token ids, where the prior came from text
+    # How much the corpus repeats itself: {"trigrams": n, "collision": Σ f(g)²} (`vocabrisk.counting.repeats`);
+    # None in a profile saved before vocabrisk measured it
+    repetition: dict | None = None
     notes: tuple[str, ...] = ()  # what a loaded profile lacks that would change its numbers (reports show them)
 
     @classmethod
@@ -97,6 +100,7 @@ class Profile:
         return cls(
             table,
             model=model,
+            repetition={"trigrams": counts.trigrams, "collision": counts.collision},
             documents=counts.documents,
             text_bytes=counts.text_bytes,
             total_tokens=counts.tokens,
@@ -284,6 +288,7 @@ class Profile:
             "text_bytes": self.text_bytes,
             "tokens": self.total_tokens,
             "vocab_size": self.vocab_size,
+            "repetition": self.repetition,
             "used_rows": self.used_rows(),
             "absent_rows": int(self.absent_rows().sum()),
             "skipped": self.skipped,
@@ -359,6 +364,7 @@ class Profile:
                 skipped_examples=meta["skipped_examples"],
                 tool_version=meta["tool_version"],
                 old_text=old_text,
+                repetition=meta.get("repetition"),
                 notes=notes,
             )
         except KeyError as exc:

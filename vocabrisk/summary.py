@@ -101,6 +101,13 @@ class UsageBand:
     risk: float
 
 
+def old_usage(profile: Profile) -> np.ndarray | None:
+    """The old text's token counts over coverable rows, where the prior came from text; else None."""
+    if profile.reference_counts is None:
+        return None
+    return np.where(profile.coverable, profile.reference_counts, 0).astype(np.float64)
+
+
 @dataclass(frozen=True)
 class Summary:
     profile: Profile
@@ -114,8 +121,10 @@ class Summary:
         risk = assess(profile, plan)
         calibration = calibration or load_calibration(profile.calibration_key)
         predicted = forecast(
-            profile.shares, risk.exposure, risk.prior, profile.old_text, plan, profile.total_tokens, calibration
-        )
+            profile.shares, risk.exposure, risk.prior, profile.old_text, plan, profile.total_tokens, calibration,
+            old_usage=old_usage(profile), collision=(profile.repetition or {}).get("collision"),
+            width=head.hidden if (head := profile.model.get("head")) else None,
+        )  # fmt: skip
         return cls(profile, risk, predicted)
 
     # ---- the columns ----------------------------------------------------------------

@@ -3,7 +3,8 @@
 Every document is encoded on its own, exactly as the model's tokenizer would, with
 truncation and padding switched off whatever `tokenizer.json` configures (Pegasus's file
 cuts every document at 192 tokens). A batch's ids are counted with one `bincount` over
-their concatenation, so Python does no work per token.
+their concatenation, so Python does no work per token; the same concatenation feeds the 3-gram
+sketch (`vocabrisk.counting.repeats`) the forecast reads repetition from.
 
 A document holding a byte the vocabulary has no token for (`vocabrisk.counting.encoder`) encodes to
 an id past the vocabulary: no count of it would be the model's, so it is refused by name
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from vocabrisk.counting import repeats
 from vocabrisk.counting.counts import TokenCounts, utf8_size
 from vocabrisk.counting.encoder import lacking_bytes, load_encoder, tokenizers_version
 from vocabrisk.counting.pieces import CannotCount, LongDocument, cut_rule, exact_cuts, matched_added_tokens
@@ -92,25 +94,29 @@ class TokenCounter:
         # bincount's own array is the batch's counts: no zeroed vector of the vocabulary's size to add it into
         # (a fresh one per batch cost ~1.3 ms at 150k tokens, while the encoder's threads waited)
         encoded = self._encode(texts)
-        counts = np.bincount(np.concatenate(encoded), minlength=self.vocab_size).astype(np.int64, copy=False)
-        if counts.size > self.vocab_size:
-            raise self._unreadable(texts, encoded)
+        counted = self._counts_of(texts, encoded)
         if self.policy.append_eos:
-            counts[self.eos_id] += len(texts)
-        return TokenCounts(counts, documents=len(texts), text_bytes=sum(map(utf8_size, texts)))
+            counted.counts[self.eos_id] += len(texts)
+        counted.documents, counted.text_bytes = len(texts), sum(map(utf8_size, texts))
+        return counted
 
     def long_document(self) -> LongDocument:
         """A counter for one document that arrives in pieces (see `vocabrisk.counting.pieces`)."""
         return LongDocument(self)
 
-    def encode_plain(self, texts: Sequence[str]) -> np.ndarray:
-        """The counts of `texts` encoded without special tokens, whatever the policy."""
+    def encode_plain(self, texts: Sequence[str]) -> TokenCounts:
+        """The counts of `texts` encoded without special tokens, whatever the policy (no document counted)."""
         texts = list(texts)
-        encoded = self._encode_plain(texts)
-        counts = np.bincount(np.concatenate(encoded), minlength=self.vocab_size).astype(np.int64)
+        return self._counts_of(texts, self._encode_plain(texts))
+
+    def _counts_of(self, texts: list[str], encoded: Sequence[np.ndarray]) -> TokenCounts:
+        """The token counts and 3-gram sketch of encoded texts, refusing ids past the vocabulary."""
+        ids = np.concatenate(encoded)
+        counts = np.bincount(ids, minlength=self.vocab_size).astype(np.int64, copy=False)
         if counts.size > self.vocab_size:
             raise self._unreadable(texts, encoded)
-        return counts
+        buckets, trigrams = repeats.sketch(ids, [len(e) for e in encoded])
+        return TokenCounts(counts, trigram_sketch=buckets, trigrams=trigrams)
 
     def _unreadable(self, texts: list[str], encoded: Sequence[np.ndarray]) -> UnreadableText:
         """The error naming each document whose ids go past the vocabulary, and the character why."""

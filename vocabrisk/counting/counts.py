@@ -1,14 +1,17 @@
 """Token counts: the contract between stages, and the unit of parallelism.
 
 Partial counts from any worker, file or shard merge by addition, so a corpus gives the
-same counts whatever the order or number of workers.
+same counts whatever the order or number of workers. Beside the per-token counts they carry a
+sketch of the 3-gram counts (`vocabrisk.counting.repeats`), which merges the same way.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
+
+from vocabrisk.counting import repeats
 
 
 @dataclass
@@ -16,6 +19,8 @@ class TokenCounts:
     counts: np.ndarray  # int64, one entry per token id
     documents: int = 0
     text_bytes: int = 0  # UTF-8 bytes of the documents' text
+    trigram_sketch: np.ndarray = field(default_factory=repeats.empty)  # see vocabrisk.counting.repeats
+    trigrams: int = 0  # 3-grams in the sketch
 
     @classmethod
     def zeros(cls, vocab_size: int) -> TokenCounts:
@@ -25,11 +30,20 @@ class TokenCounts:
     def tokens(self) -> int:
         return int(self.counts.sum())
 
+    @property
+    def collision(self) -> float | None:
+        """Σ f(g)² over the counted 3-grams (estimated; `vocabrisk.counting.repeats`), None without any."""
+        return repeats.collision(self.trigram_sketch, self.trigrams)
+
     def __add__(self, other: TokenCounts) -> TokenCounts:
         if self.counts.shape != other.counts.shape:
             raise ValueError(f"cannot add counts over {self.counts.size} and {other.counts.size} token ids")
         return TokenCounts(
-            self.counts + other.counts, self.documents + other.documents, self.text_bytes + other.text_bytes
+            self.counts + other.counts,
+            self.documents + other.documents,
+            self.text_bytes + other.text_bytes,
+            self.trigram_sketch + other.trigram_sketch,
+            self.trigrams + other.trigrams,
         )
 
     def __iadd__(self, other: TokenCounts) -> TokenCounts:
@@ -38,13 +52,16 @@ class TokenCounts:
         self.counts += other.counts
         self.documents += other.documents
         self.text_bytes += other.text_bytes
+        self.trigram_sketch = self.trigram_sketch + other.trigram_sketch
+        self.trigrams += other.trigrams
         return self
 
     def __eq__(self, other: object) -> bool:
         return (
             isinstance(other, TokenCounts)
             and np.array_equal(self.counts, other.counts)
-            and (self.documents, self.text_bytes) == (other.documents, other.text_bytes)
+            and (self.documents, self.text_bytes, self.trigrams) == (other.documents, other.text_bytes, other.trigrams)
+            and np.array_equal(self.trigram_sketch, other.trigram_sketch)
         )
 
 

@@ -38,8 +38,6 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
-
 from vocabrisk.corpus.pieces import DIGIT, MAX_UNCUT_CHARS, PUNCT, SPACE
 from vocabrisk.counting.counts import TokenCounts, utf8_size
 
@@ -196,13 +194,16 @@ class LongDocument:
             self.held.append(text)
         if sum(map(len, self.held)) > self.limit:
             raise CannotCount(self._too_long(self.counter.cut_rule))
-        counts = self.counter.encode_plain(ready) if ready else np.zeros(self.counter.vocab_size, dtype=np.int64)
-        return TokenCounts(counts, 0, sum(map(utf8_size, texts)))
+        counted = self.counter.encode_plain(ready) if ready else TokenCounts.zeros(self.counter.vocab_size)
+        counted.text_bytes = sum(map(utf8_size, texts))
+        return counted
 
     def finish(self) -> TokenCounts:
         """The counts still held, plus the document's special tokens; counts the document."""
-        counts = self.counter.encode_plain([self._take()]) + self.counter.document_extras()
-        return TokenCounts(counts, documents=1)
+        counted = self.counter.encode_plain([self._take()])
+        counted.counts += self.counter.document_extras()
+        counted.documents = 1
+        return counted
 
     def _exact(self, cut: str, text: str) -> bool:
         """Whether the pieces before and from `text` may be encoded apart."""

@@ -86,24 +86,40 @@ class Checkpoint:
             "source": self._paths[result.index],
             "documents": result.counts.documents,
             "text_bytes": result.counts.text_bytes,
+            "trigrams": result.counts.trigrams,
             "skips": result.skips.to_dict(),
             "skip_examples": [[s.source, s.locator, s.reason, s.size] for s in result.skip_examples],
         }
         path = self.folder / SHARDS / f"{result.index:08d}.npz"
         with atomic_file(path, sync=True) as file:
-            np.savez_compressed(file, counts=result.counts.counts, meta=np.array(json.dumps(meta)))
+            np.savez_compressed(
+                file,
+                counts=result.counts.counts,
+                trigram_sketch=result.counts.trigram_sketch,
+                meta=np.array(json.dumps(meta)),
+            )
 
     def _load(self, path: Path, index: int) -> ShardResult | None:
         try:
             with np.load(path, allow_pickle=False) as data:
-                counts, meta = data["counts"], json.loads(str(data["meta"]))
+                counts, sketch, meta = data["counts"], data["trigram_sketch"], json.loads(str(data["meta"]))
         except (OSError, ValueError, KeyError, zipfile.BadZipFile):
-            return None
-        if meta.get("source") != self._paths.get(index) or counts.shape != (self._vocab_size,):
+            return None  # unreadable, or saved by a version without the 3-gram sketch: counted again
+        if (
+            meta.get("source") != self._paths.get(index)
+            or counts.shape != (self._vocab_size,)
+            or "trigrams" not in meta
+        ):
             return None
         return ShardResult(
             index,
-            TokenCounts(counts.astype(np.int64), meta["documents"], meta["text_bytes"]),
+            TokenCounts(
+                counts.astype(np.int64),
+                meta["documents"],
+                meta["text_bytes"],
+                sketch.astype(np.int64),
+                meta["trigrams"],
+            ),
             SkipTally.from_dict(meta["skips"]),
             [Skipped(*example) for example in meta["skip_examples"]],
         )

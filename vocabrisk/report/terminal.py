@@ -259,14 +259,14 @@ def render_calibration(data: dict, console: Console) -> None:
     """What `vocabrisk calibrate` measured and fitted."""
     cal = data["calibration"]
     table = Table(title="Probe runs: measured and fitted forgetting (nats)", title_justify="left")
-    for name, justify in (("probe", "left"), ("epochs", "right"), ("head", "right"), ("forecast", "right"),
-                          ("total", "right"), ("forecast", "right")):  # fmt: skip
+    for name, justify in (("probe", "left"), ("head", "right"), ("forecast", "right"), ("total", "right"),
+                          ("forecast", "right")):  # fmt: skip
         table.add_column(name, justify=justify)
     for p in cal["probes"]:
-        table.add_row(p["name"], f"{p['epochs']:.1f}", f"{p['head']:+.3f}", f"{p['forecast_head']:.3f}",
-                      f"{p['total']:+.3f}", f"{p['forecast_total']:.3f}")  # fmt: skip
+        table.add_row(p["name"], f"{p['head']:+.3f}", f"{p['forecast_head']:.3f}", f"{p['total']:+.3f}",
+                      f"{p['forecast_total']:.3f}")  # fmt: skip
     console.print(table)
     console.print(
-        f"kappa {cal['kappa']:.3g} · head_gain {cal['head_gain']:.3g} · body_gain {cal['body_gain']:.3g} · "
+        f"kappa {cal['kappa']:.3g} · body_gain {cal['body_gain']:.3g} · "
         f"band ×/÷ {cal['band']:.2f}\nsaved to {data['saved']}; scans of this model now use it"
     )

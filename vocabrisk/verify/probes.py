@@ -25,8 +25,8 @@ from vocabrisk.counting import SpecialTokenPolicy
 from vocabrisk.errors import InputError
 from vocabrisk.forecast import Calibration, Drive, competition, model_key, save_calibration
 from vocabrisk.model.loaded import LoadedModel, load_model
-from vocabrisk.risk import assess
 from vocabrisk.scanning import scan
+from vocabrisk.summary import Summary
 from vocabrisk.verify.data import load_streams, read_documents, windows
 from vocabrisk.verify.measure import final_hidden, matrix_loss, output_matrix
 from vocabrisk.verify.run import load_causal_lm
@@ -91,7 +91,8 @@ def calibrate(
                 corpus = Path(tmp) / f"probe-{len(runs)}.jsonl"
                 corpus.write_text("".join(json.dumps({"text": t}) + "\n" for t in kept), encoding="utf-8")
                 profile = scan([str(corpus)], loaded, reference=reference, policy=policy)
-                risk = assess(profile, plan)
+                summary = Summary.of(profile, plan, Calibration())
+                risk = summary.risk
                 name = f"{Path(path).name} ({part})"
 
                 drive = Drive.of(profile.shares, risk.exposure, risk.prior, plan, profile.total_tokens)
@@ -101,7 +102,8 @@ def calibrate(
                     return competition(drive.unit_shift, fed, profile.old_text, risk.prior, kappas)
 
                 epochs = plan.implied_epochs(len(train))
-                measured.append(ProbeRun(name, head=head, total=total, epochs=epochs, competition=curve))
+                body = summary.forecast.terms.unit
+                measured.append(ProbeRun(name, head=head, total=total, body=body, competition=curve))
                 runs.append({"probe": name, "tokens": len(train), "epochs": epochs, "head": head, "total": total})
                 log(f"{name}: {len(train):,} tokens, {epochs:.1f} epochs: forgetting {total:+.3f} (head {head:+.3f})")
                 del tuned
