@@ -13,6 +13,7 @@ an id past the vocabulary: no count of it would be the model's, so it is refused
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import replace
 from functools import cached_property
@@ -104,18 +105,37 @@ class TokenCounter:
         """A counter for one document that arrives in pieces (see `vocabrisk.counting.pieces`)."""
         return LongDocument(self)
 
-    def encode_plain(self, texts: Sequence[str]) -> TokenCounts:
-        """The counts of `texts` encoded without special tokens, whatever the policy (no document counted)."""
+    def encode_plain(self, texts: Sequence[str], before: np.ndarray) -> tuple[TokenCounts, np.ndarray]:
+        """The counts of `texts`, encoded without special tokens whatever the policy, as consecutive parts of
+        one document whose ids so far end in BEFORE; and the last two ids after them (no document counted)."""
         texts = list(texts)
-        return self._counts_of(texts, self._encode_plain(texts))
+        encoded = self._encode_plain(texts)
+        counted = self._counts_of(texts, encoded, joined=before)
+        return counted, np.concatenate([before, *encoded])[-2:]
 
-    def _counts_of(self, texts: list[str], encoded: Sequence[np.ndarray]) -> TokenCounts:
-        """The token counts and 3-gram sketch of encoded texts, refusing ids past the vocabulary."""
+    @cached_property
+    def _special_rows(self) -> np.ndarray:
+        """Which ids are special tokens: 3-grams holding one are not the text's (`vocabrisk.counting.repeats`)."""
+        special = np.zeros(self.vocab_size, dtype=bool)
+        ids = [t["id"] for t in json.loads(self._spec).get("added_tokens") or [] if t.get("special")]
+        special[[i for i in ids if 0 <= i < self.vocab_size]] = True
+        return special
+
+    def _counts_of(self, texts: list[str], encoded: Sequence[np.ndarray], joined: np.ndarray | None = None):
+        """The token counts and 3-gram sketch of encoded texts, refusing ids past the vocabulary.
+
+        Each text is its own document for the sketch; with JOINED (the ids just before), the texts are
+        consecutive parts of one document, which those ids began.
+        """
         ids = np.concatenate(encoded)
         counts = np.bincount(ids, minlength=self.vocab_size).astype(np.int64, copy=False)
         if counts.size > self.vocab_size:
             raise self._unreadable(texts, encoded)
-        buckets, trigrams = repeats.sketch(ids, [len(e) for e in encoded])
+        if joined is None:
+            buckets, trigrams = repeats.sketch(ids, [len(e) for e in encoded], self._special_rows)
+        else:
+            whole = np.concatenate([joined.astype(ids.dtype), ids])
+            buckets, trigrams = repeats.sketch(whole, [len(whole)], self._special_rows)
         return TokenCounts(counts, trigram_sketch=buckets, trigrams=trigrams)
 
     def _unreadable(self, texts: list[str], encoded: Sequence[np.ndarray]) -> UnreadableText:

@@ -38,6 +38,8 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 from vocabrisk.corpus.pieces import DIGIT, MAX_UNCUT_CHARS, PUNCT, SPACE
 from vocabrisk.counting.counts import TokenCounts, utf8_size
 
@@ -183,6 +185,7 @@ class LongDocument:
         self.limit = limit
         self.held: list[str] = []  # pieces not encoded yet, to be joined
         self.drop_space = False  # whether the held text's leading space is the prepended ▁'s
+        self.tail = np.zeros(0, dtype=np.int64)  # the last two ids encoded: 3-grams run across the cuts
 
     def add(self, texts: list[str], first_part: int, cuts: list[str]) -> TokenCounts:
         """Take the next pieces and the kind of cut before each; the counts of what could be encoded now."""
@@ -194,13 +197,16 @@ class LongDocument:
             self.held.append(text)
         if sum(map(len, self.held)) > self.limit:
             raise CannotCount(self._too_long(self.counter.cut_rule))
-        counted = self.counter.encode_plain(ready) if ready else TokenCounts.zeros(self.counter.vocab_size)
+        if ready:
+            counted, self.tail = self.counter.encode_plain(ready, self.tail)
+        else:
+            counted = TokenCounts.zeros(self.counter.vocab_size)
         counted.text_bytes = sum(map(utf8_size, texts))
         return counted
 
     def finish(self) -> TokenCounts:
         """The counts still held, plus the document's special tokens; counts the document."""
-        counted = self.counter.encode_plain([self._take()])
+        counted, self.tail = self.counter.encode_plain([self._take()], self.tail)
         counted.counts += self.counter.document_extras()
         counted.documents = 1
         return counted

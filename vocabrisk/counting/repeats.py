@@ -9,8 +9,8 @@ Exact 3-gram counts of a large corpus would not fit in memory, so a count sketch
 AMS's F2 estimator) keeps SKETCH_WIDTH signed buckets: each 3-gram adds ±1 to one bucket, and
 Σ bucket² estimates Σ count² without bias, with a relative error of about √(2 / SKETCH_WIDTH)
 (1%). Sketches of any parts of a corpus add, like its counts, so every engine, worker count and
-resumed scan gives the same sketch. 3-grams never cross a document's end (nor the cuts of a long
-document counted in pieces: two 3-grams lost per cut).
+resumed scan gives the same sketch. 3-grams never cross a document's end; a long document counted in
+pieces (`vocabrisk.counting.pieces`) gets the sketch of the whole.
 """
 
 from __future__ import annotations
@@ -26,12 +26,20 @@ def empty() -> np.ndarray:
     return np.zeros(SKETCH_WIDTH, dtype=np.int64)
 
 
-def sketch(ids: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, int]:
-    """The sketch of the 3-grams inside each document of IDS (documents of LENGTHS, one after another)."""
-    ids = np.asarray(ids).astype(np.uint64, copy=False)
-    if ids.size < 3:
+def sketch(ids: np.ndarray, lengths, special: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+    """The sketch of the 3-grams inside each document of IDS (documents of LENGTHS, one after another).
+
+    A 3-gram holding a SPECIAL id (True per id) is left out: it is the tokenizer's template (BOS, CLS,
+    SEP), not the text, and a document counted in pieces, encoded without it, gets the same sketch.
+    """
+    if len(ids) < 3:
         return empty(), 0
-    valid = np.ones(ids.size - 2, dtype=bool)
+    if special is not None:
+        marked = special[np.asarray(ids, dtype=np.intp)]
+        valid = ~(marked[:-2] | marked[1:-1] | marked[2:])
+    else:
+        valid = np.ones(len(ids) - 2, dtype=bool)
+    ids = np.asarray(ids).astype(np.uint64, copy=False)
     ends = np.cumsum(np.asarray(lengths, dtype=np.int64))
     crossing = np.concatenate([ends - 2, ends - 1])  # 3-grams that start in one document and end in the next
     valid[crossing[(crossing >= 0) & (crossing < valid.size)]] = False
