@@ -40,19 +40,19 @@ def test_rank_orders_candidates_by_unigram_kl_and_prints_each_ones_numbers(saved
     assert data["model"] == "demo"
     assert [Path(row["candidate"]).name for row in rows] == [
         "python-code.jsonl",
-        "english-prose",
-        "numbers-tables.csv",
         "korean-notes.txt",
+        "numbers-tables.csv",
+        "english-prose",
     ]
-    kl = [row["baselines"]["unigram_kl"] for row in rows]
-    assert kl == sorted(kl) and len(set(kl)) == len(kl)
+    forecasts = [row["forecast"]["total_nats"] for row in rows]
+    assert forecasts == sorted(forecasts) and len(set(forecasts)) == len(forecasts)
     prose = json.loads(cli("scan", str(SAMPLES / "english-prose"), "--format", "json"))
-    assert (rows[1]["tokens"], rows[1]["risk"]) == (prose["tokens"], prose["risk"]["score"])
-    assert rows[1]["forecast"]["total_nats"] == prose["forecast"]["total_nats"]
-    assert rows[-1]["top_groups"][0] == "Latin", "Korean notes starve the rows English text uses"
+    assert (rows[3]["tokens"], rows[3]["risk"]) == (prose["tokens"], prose["risk"]["score"])
+    assert rows[3]["forecast"]["total_nats"] == prose["forecast"]["total_nats"]
+    assert rows[1]["top_groups"][0] == "Latin", "Korean notes starve the rows English text uses"
 
     text = cli("rank", *candidates)
-    assert text.startswith("Candidates, least surprising first (unigram KL")
+    assert text.startswith("Candidates, least forecast forgetting first")
     for rank, row in enumerate(rows, 1):
         (line,) = [line for line in text.splitlines() if line.startswith(f"│ {rank} │")]
         shown = (f"{row['tokens']:,}", f"{row['forecast']['total_nats']:+.3f}", f"{row['baselines']['unigram_kl']:.2f}",
@@ -164,12 +164,12 @@ def test_the_html_and_markdown_rankings_show_the_column_their_heading_sorts_by(s
     ranked = rank([saved["english-prose"], saved["korean"]], scan_candidate=Profile.load)
     markdown = render_markdown(build_report(ranked))
     (header,) = [line for line in markdown.splitlines() if line.startswith("| #")]
-    assert "unigram KL" in header
+    assert "forecast (nats)" in header
     for r in ranked:
-        assert f"{r.summary.baselines['unigram_kl']:.2f}" in markdown
+        assert f"| {r.summary.forecast.headline} |" in markdown
     pytest.importorskip("matplotlib")
     from vocabrisk.report.html import render_html
 
     page = render_html(build_report(ranked))
     section = page[page.index('<section id="ranking">') :]
-    assert "unigram KL" in section[: section.index("</h2>")] and "<th>unigram KL</th>" in section
+    assert "forecast" in section[: section.index("</h2>")] and "<th>forecast (nats)</th>" in section

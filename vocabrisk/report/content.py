@@ -35,7 +35,7 @@ class ProfileReport:
 class Report:
     """What the HTML and Markdown reports show, whatever the format."""
 
-    profiles: list[ProfileReport]  # in the order ranked, least surprising first
+    profiles: list[ProfileReport]  # in the order ranked, least forecast forgetting first
 
     @property
     def title(self) -> str:

@@ -69,9 +69,8 @@ def _nav(report: Report) -> str:
 
 def _ranking(ranked: Sequence[Named]) -> str:
     body = "".join(
-        f'<tr><td class="text">{escape(r.name)}</td><td>{s.baselines["unigram_kl"]:.2f}</td>'
-        f"<td>{s.profile.total_tokens:,}</td>"
-        f"<td>{s.forecast.headline}</td>"
+        f'<tr><td class="text">{escape(r.name)}</td><td>{s.forecast.headline}</td>'
+        f"<td>{s.baselines['unigram_kl']:.2f}</td><td>{s.profile.total_tokens:,}</td>"
         f"<td>{format_epochs(s.implied_epochs)}</td><td>{s.coverage.used_share:.1%}</td>"
         f"<td>{s.coverage.starved_rows:,}</td><td>{s.risk.score:.3f}</td><td class='text'>{_badge(s.risk.band)}</td>"
         f'<td class="text">{escape(", ".join(s.top_groups))}</td></tr>'
@@ -79,9 +78,9 @@ def _ranking(ranked: Sequence[Named]) -> str:
         for s in [r.summary]
     )
     return (
-        '<section id="ranking"><h2>Candidates, least surprising first (unigram KL: the best-validated ranking)</h2>'
+        '<section id="ranking"><h2>Candidates, least forecast forgetting first</h2>'
         + plots.ranking(ranked, salt="ranking")
-        + "<table><tr><th>candidate</th><th>unigram KL</th><th>tokens</th><th>forecast (nats)</th><th>epochs</th>"
+        + "<table><tr><th>candidate</th><th>forecast (nats)</th><th>unigram KL</th><th>tokens</th><th>epochs</th>"
         + "<th>rows used</th>"
         + "<th>starved</th><th>starved usage</th>"
         + f'<th class="text">band</th><th class="text">risk sits in</th></tr>{body}</table></section>'

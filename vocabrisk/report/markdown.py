@@ -46,7 +46,7 @@ def render_markdown(report: Report) -> str:
     parts = [f"# {escape(report.title)}", ""]
     if len(report.profiles) > 1:
         parts += [
-            "## Candidates, least surprising first (unigram KL: the best-validated ranking)",
+            "## Candidates, least forecast forgetting first",
             "",
             ranking_table(report.profiles),
             "",
@@ -63,8 +63,8 @@ def ranking_table(ranked: Sequence[Named]) -> str:
         s = r.summary
         risk = s.risk.score
         rows.append(
-            [str(i), escape(r.name), f"{s.baselines['unigram_kl']:.2f}", f"{s.profile.total_tokens:,}",
-             s.forecast.headline,
+            [str(i), escape(r.name), s.forecast.headline, f"{s.baselines['unigram_kl']:.2f}",
+             f"{s.profile.total_tokens:,}",
              format_epochs(s.implied_epochs), f"{s.coverage.used_share:.1%}", f"{s.coverage.starved_rows:,}",
              f"{risk:.3f}", s.risk.band, bar(risk / top)]
         )  # fmt: skip
@@ -72,9 +72,9 @@ def ranking_table(ranked: Sequence[Named]) -> str:
         [
             "#",
             "candidate",
+            "forecast (nats)",
             "unigram KL",
             "tokens",
-            "forecast (nats)",
             "epochs",
             "rows used",
             "starved",

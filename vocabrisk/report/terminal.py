@@ -162,7 +162,7 @@ RANK_COLUMNS = {
     "epochs": ("right", lambda i, c: format_epochs(c.summary.implied_epochs)),
     "risk sits in": ("left", lambda i, c: ", ".join(c.summary.top_groups)),
 }  # fmt: skip
-RANK_PRIORITY = ("#", "candidate", "unigram KL", "forecast (nats), band", "skipped", "tokens", "epochs", "starved",
+RANK_PRIORITY = ("#", "candidate", "forecast (nats), band", "unigram KL", "skipped", "tokens", "epochs", "starved",
                  "starved usage", "risk sits in", "never seen")  # fmt: skip
 _WRAPS = {"candidate": 24, "risk sits in": 20}  # text columns that fold, down to this width; numbers never do
 
@@ -171,8 +171,7 @@ def render_rank(ranked: Sequence[Named], console: Console) -> None:
     cells = {name: [cell(i, c) for i, c in enumerate(ranked, 1)] for name, (_, cell) in RANK_COLUMNS.items()}
     widths, dropped = _fitting({name: [Text(str(cell)).plain for cell in column] for name, column in cells.items()},
                                console.width)  # fmt: skip
-    table = Table(title="Candidates, least surprising first (unigram KL: the best-validated ranking)",
-                  title_justify="left")  # fmt: skip
+    table = Table(title="Candidates, least forecast forgetting first", title_justify="left")
     for name, width in widths.items():
         table.add_column(name, justify=RANK_COLUMNS[name][0], width=width, overflow="fold")
     for row in zip(*(cells[name] for name in widths), strict=True):
@@ -186,13 +185,12 @@ def render_rank(ranked: Sequence[Named], console: Console) -> None:
         if p.skipped:
             console.print(Text(f"{candidate.name}: skipped {skipped_text(p.skip_report(), example=False)}",
                                style="yellow"))  # fmt: skip
-    risk = ranked[0].summary.risk
+    risk, how_well = ranked[0].summary.risk, ranked[0].summary.forecast.how_well
     console.print(f"[dim]plan: {describe({'plan': risk.plan.to_dict()})} · prior: {risk.prior_source}[/]")
     console.print(
-        "[dim]order: unigram KL (how far the corpus's token usage is from the base model's), which ranked total "
-        "forgetting best on held-out runs · head/total: the forecast rise of loss on the base model's own text, in "
-        "nats (docs/VALIDITY.md says how well each ranks) · epochs: how many times the plan goes over each "
-        "candidate · starved and never seen are shares of the head's coverable rows[/]"
+        f"[dim]order: the forecast, the rise of loss on the base model's own text, in nats; {how_well} · "
+        "unigram KL: how far the corpus's token usage is from the base model's · epochs: how many times the plan "
+        "goes over each candidate · starved and never seen are shares of the head's coverable rows[/]"
     )
     for candidate in ranked:
         for warning in candidate.summary.warnings:
