@@ -27,11 +27,12 @@ import forecast_suite as suites
 from vocabrisk.calibrate import ProbeRun, fit
 from vocabrisk.forecast import Calibration, competition, forecast
 from vocabrisk.risk import assess, exposure, never_seen_share, unigram_kl
+from vocabrisk.summary import old_usage
 from vocabrisk.verify.metrics import auroc, top_share
 
 RAW = suites.data.REPO / "docs" / "validity" / "v2"
 BOOTSTRAP = 2000
-ABLATIONS = ("no locality", "no rise", "no step size", "never-seen for exposure", "no repetition")
+ABLATIONS = ("no locality", "no rise", "no step size", "never-seen for exposure", "no body")
 
 
 def spearman_ci(x, y, seed: int = 0) -> dict:
@@ -109,8 +110,10 @@ class Base:
             plan = replace(plan, eps=0.0)
         old = None if ablate == "no locality" else profile.old_text
         return forecast(
-            shares, np.where(profile.coverable, rows, 0.0), prior, old, plan, profile.total_tokens, calibration
-        )
+            shares, np.where(profile.coverable, rows, 0.0), prior, old, plan, profile.total_tokens, calibration,
+            old_usage=old_usage(profile), collision=(profile.repetition or {}).get("collision"),
+            width=profile.model["head"].hidden if profile.model.get("head") else None,
+        )  # fmt: skip
 
     def baselines(self, name: str) -> dict:
         profile = self.profiles[name]
@@ -130,7 +133,7 @@ class Base:
             return Calibration(source="defaults: fewer than two probe runs finished")
         runs = []
         for name in self.names("probe"):
-            bare = Calibration(kappa=1.0, head_gain=0.0, body_gain=0.0)
+            bare = Calibration(kappa=1.0, body_gain=1.0)
             unit = self.predict(name, bare, ablate)  # kappa 1: the shift is the drive itself
             profile = self.profiles[name]
             old = None if ablate == "no locality" else profile.old_text
@@ -138,10 +141,10 @@ class Base:
             def curve(kappas, unit=unit, profile=profile, old=old):
                 return competition(unit.shift, profile.shares > 0, old, unit_prior(profile), kappas)
 
-            runs.append(ProbeRun(name, self.mean(name, "head_only"), self.mean(name, "total"), unit.epochs, curve))
+            runs.append(ProbeRun(name, self.mean(name, "head_only"), self.mean(name, "total"), unit.terms.unit, curve))
         fitted = fit(runs)
-        if ablate == "no repetition":
-            fitted = replace(fitted, head_gain=0.0, body_gain=0.0)
+        if ablate == "no body":
+            fitted = replace(fitted, body_gain=0.0)
         return fitted
 
 
@@ -248,8 +251,8 @@ def markdown(results: list[dict]) -> str:
         cal = r["calibration"]
         out.append(f"### {r['base']}\n")
         out.append(
-            f"Calibration (probes only): kappa {cal['kappa']:.3g}, head_gain {cal['head_gain']:.3g}, "
-            f"body_gain {cal['body_gain']:.3g}, band ×/÷ {cal['band']:.2f}. "
+            f"Calibration (probes only): kappa {cal['kappa']:.3g}, body_gain {cal['body_gain']:.3g}, "
+            f"band ×/÷ {cal['band']:.2f}. "
             f"Held-out runs: {len(r['candidates'])}.\n"
         )
         out.append("| predictor | vs head-only forgetting | vs total forgetting |\n|---|---|---|")
@@ -287,15 +290,17 @@ def markdown(results: list[dict]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description="score the forecast against the measured runs")
     parser.add_argument("--bases", nargs="*", default=list(suites.PLANS))
+    parser.add_argument("--out", type=Path, default=RAW, help="where results-<base>.json/.md go (default: %(default)s)")
     args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
     missing = [b for b in args.bases if not list(RAW.glob(f"{b}-runs*.jsonl")) or not (suites.CACHE / b).exists()]
     if missing:
         print(f"forecast score: no runs or suite for {', '.join(missing)}; run forecast_suite.py and forecast_runs.py")
         return 2
     for base in args.bases:  # one file per base model, so each can be re-scored on its own
         result = score_base(Base(base, print))
-        (RAW / f"results-{base}.json").write_text(json.dumps(result, indent=1) + "\n")
-        (RAW / f"results-{base}.md").write_text(markdown([result]))
+        (args.out / f"results-{base}.json").write_text(json.dumps(result, indent=1) + "\n")
+        (args.out / f"results-{base}.md").write_text(markdown([result]))
         print(markdown([result]))
     return 0
 
