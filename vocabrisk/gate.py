@@ -179,14 +179,17 @@ def _absolute_checks(summary: Summary, thresholds: Thresholds) -> list[Check]:
         checks.append(Check("max-risk", "corpus risk", risk.score, thresholds.max_risk, f"band {risk.band}"))
     if thresholds.max_forgetting is not None:
         basis = "" if forecast.old_text else ", no old text: global prior contexts"
+        if not forecast.terms.repeats_known:
+            basis += ", no 3-gram sketch: repetition taken as the epochs (scan again)"
         band = f"band {forecast.low:.3f}–{forecast.high:.3f}" if forecast.possible else "beyond what is possible"
+        constants = f"{forecast.calibration.source} constants" if forecast.calibration.calibrated else "uncalibrated"
         checks.append(
             Check(
                 "max-forgetting",
                 "forecast forgetting (nats)" if forecast.possible else "forecast forgetting (nats, at least)",
                 min(forecast.total, forecast.ceiling),  # past the ceiling only the ceiling is a true number
                 thresholds.max_forgetting,
-                f"{band}, {forecast.calibration.source} constants, {format_epochs(forecast.epochs)} epochs{basis}",
+                f"{band}, {constants}, {format_epochs(forecast.epochs)} epochs{basis}; {forecast.how_well}",
                 holds=None if forecast.possible else False,  # a plan past what is possible fails any limit
             )
         )

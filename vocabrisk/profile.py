@@ -364,7 +364,7 @@ class Profile:
                 skipped_examples=meta["skipped_examples"],
                 tool_version=meta["tool_version"],
                 old_text=old_text,
-                repetition=meta.get("repetition"),
+                repetition=_repetition(folder, meta.get("repetition")),
                 notes=notes,
             )
         except KeyError as exc:
@@ -381,6 +381,25 @@ _FIELDS = {
 _KEYS = {"tokenizer": {"fingerprint": str, "model_type": str}, "model": {"name": str}}
 _ITEM_KEYS = {"sources": ("path",), "skipped_examples": ("source", "locator", "reason")}
 _JSON_TYPES = {str: "a string", int: "a whole number", dict: "an object", list: "a list"}
+
+
+def _repetition(folder: Path, value: object) -> dict | None:
+    """profile.json's `repetition` ({"trigrams", "collision"}), checked; None where a profile predates it."""
+    if value is None:
+        return None
+    trigrams = value.get("trigrams") if isinstance(value, dict) else None
+    collision = value.get("collision") if isinstance(value, dict) else None
+    if (
+        not isinstance(trigrams, int)
+        or isinstance(trigrams, bool)
+        or trigrams < 0
+        or not (collision is None or (isinstance(collision, (int, float)) and 0 < collision <= 1))
+        or (collision is None) != (trigrams == 0)
+    ):
+        raise _corrupt(
+            folder, f"{PROFILE_JSON} has a repetition of the wrong kind ({value!r}): trigrams and a collision in (0, 1]"
+        )
+    return {"trigrams": trigrams, "collision": None if collision is None else float(collision)}
 
 
 def _check_fields(folder: Path, meta: dict) -> None:
