@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from vocabrisk.extras import require
-from vocabrisk.risk import BANDS
 
 if TYPE_CHECKING:
     from vocabrisk.report.content import Named
@@ -100,21 +99,21 @@ def top_tokens(tokens: list[TokenAtRisk], salt: str) -> str:
 
 
 def ranking(ranked: Sequence[Named], salt: str) -> str:
-    """Candidate corpora in the order ranked, by risk, with the band limits drawn in."""
-    risks = [r.summary.risk for r in ranked]
+    """Candidate corpora in the order ranked, by forecast forgetting with its band, coloured by the risk band."""
+    forecasts = [r.summary.forecast for r in ranked]
+    shown = [min(f.total, f.ceiling) for f in forecasts]  # past the ceiling only the ceiling is a true number
     fig = _figure(0.9 + 0.36 * max(len(ranked), 2))
     axes = fig.subplots()
     y = list(range(len(ranked)))
-    bars = axes.barh(y, [r.score for r in risks], height=0.6, color=[BAND_COLORS[r.band] for r in risks])
-    axes.bar_label(bars, [f"{r.score:.3f} {r.band}" for r in risks], padding=3, fontsize=8)
+    spread = [[v - f.low if f.possible else 0.0 for v, f in zip(shown, forecasts, strict=True)],
+              [f.high - v if f.possible else 0.0 for v, f in zip(shown, forecasts, strict=True)]]  # fmt: skip
+    colors = [BAND_COLORS[r.summary.risk.band] for r in ranked]
+    bars = axes.barh(y, shown, height=0.6, color=colors, xerr=spread, error_kw={"elinewidth": 0.8, "capsize": 2})
+    axes.bar_label(bars, [f"{f.headline} nats" for f in forecasts], padding=3, fontsize=8)
     axes.set_yticks(y, [_short(r.name) for r in ranked])
     axes.invert_yaxis()
-    for limit, name in BANDS[:-1]:
-        axes.axvline(limit, color="#546e7a", linestyle="--", linewidth=0.8)
-        axes.annotate(f"{name} < {limit:g}", (limit, 1.0), xycoords=("data", "axes fraction"), fontsize=7,
-                      ha="right", va="bottom", color="#546e7a")  # fmt: skip
-    axes.set_xlim(0, max(max((r.score for r in risks), default=0.0) * 1.25, BANDS[1][0] * 1.2))
-    axes.set_xlabel("corpus risk")
+    axes.set_xlim(0, max([f.high if f.possible else v for v, f in zip(shown, forecasts, strict=True)] + [0.01]) * 1.3)
+    axes.set_xlabel("forecast forgetting (nats), with its band; colour: starved-usage band")
     return _svg(fig, salt)
 
 
