@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from vocabrisk.corpus import ReadOptions, Skipped
+from vocabrisk.corpus.datatypes import field_names
 from vocabrisk.count import count_inputs, read_options_dict
 from vocabrisk.counting import SpecialTokenPolicy, TokenCounts
 from vocabrisk.counting.encoder import tokenizers_version
@@ -72,7 +73,7 @@ def scan(
     refuse_profiles(inputs)
     read_options = read_options or ReadOptions()
     if text_field is not None:
-        read_options = replace(read_options, text_fields=text_field)
+        read_options = replace(read_options, text_fields=field_names(text_field))
     policy = policy or SpecialTokenPolicy()
     engine = engine or LocalEngine()
     loaded = loaded_model(model, counted_here=counts_here(engine))

@@ -33,6 +33,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from vocabrisk.corpus import ReadOptions
+from vocabrisk.corpus.datatypes import field_names
 from vocabrisk.count import count_job
 from vocabrisk.counting import SpecialTokenPolicy
 from vocabrisk.errors import ModelError, ProfileError
@@ -92,7 +93,7 @@ class ProfileCounter(PipelineStep):
         self.output_folder = _folder(output_folder)
         self.model = os.fspath(model)
         self.policy = policy or SpecialTokenPolicy()
-        self.read_options = ReadOptions(text_fields=text_field)
+        self.read_options = ReadOptions(text_fields=field_names(text_field))
 
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         loaded = load_model(self.model, counted_here=True)
