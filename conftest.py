@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from _pytest.doctest import DoctestItem
 
-collect_ignore_glob = []
+collect_ignore_glob = ["tests/typing/*.py"]  # for mypy to read (tests/test_typing.py), never to run
 if importlib.util.find_spec("torch") is None:
     collect_ignore_glob += ["vocabrisk/verify/*.py", "vocabrisk/integrations/training.py"]
 if importlib.util.find_spec("datatrove") is None:

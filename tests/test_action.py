@@ -94,7 +94,8 @@ def test_the_action_passes_data_within_its_limits_and_publishes_every_report(tmp
     done = runner.run_action(readme_inputs(), repo, stand_ins=stand_ins(hosted_python))
     gate = done.step("Gate the training data")
     assert done.conclusion == "success", gate.stdout + gate.stderr + done.step("Install vocabrisk").stderr
-    assert (hosted_python / "vocabrisk").exists()  # installed by the action's own step
+    assert (hosted_python / "vocabrisk").exists()  # installed by the action's own step, typed
+    assert list(hosted_python.parent.glob("lib/python3*/site-packages/vocabrisk/py.typed"))
     assert done.outputs["result"] == "passed" and done.outputs["exit-code"] == "0"
     (notice,) = [a for a in done.annotations if a.kind == "notice"]
     assert notice.properties["title"] == "vocabrisk gate" and "data/train: passed 3 checks" in notice.message
