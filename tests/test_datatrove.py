@@ -13,6 +13,7 @@ import json
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -36,9 +37,10 @@ from datatrove.pipeline.readers import CSVReader, JsonlReader
 from datatrove.pipeline.writers import JsonlWriter
 
 import vocabrisk
-from vocabrisk import InputError, ModelError, SpecialTokenPolicy
+from vocabrisk import InputError, ModelError, SpecialTokenPolicy, TokenCounts
 from vocabrisk.cli import main
 from vocabrisk.corpus.pieces import MAX_UNCUT_CHARS
+from vocabrisk.engines.checkpoint import write_counts
 from vocabrisk.integrations.datatrove import ProfileCounter, ProfileMerger, merge_profile
 from vocabrisk.integrations.partials import merge_partials
 
@@ -223,9 +225,16 @@ def test_a_merge_refuses_partials_that_are_not_every_task_of_one_run(shared_data
         merge_profile(run, str(shared_data / "tokenizers" / "gpt2"))
 
     partials_of_a_run(tmp_path / "eos", texts, world_size=3, policy=SpecialTokenPolicy(append_eos=True))
-    (run / "00001.npz").replace(tmp_path / "eos" / "00001.npz")
+    shutil.copy(run / "00001.npz", tmp_path / "eos" / "00001.npz")
     with pytest.raises(InputError, match=r"counted differently \(policy\)"):
         merge_profile(tmp_path / "eos")
+
+    shutil.copy(run / "00000.npz", run / "00007.npz")  # task 0's partial twice
+    with pytest.raises(InputError, match=r"00000\.npz and .*00007\.npz are both task 0's partial"):
+        merge_profile(run)
+    write_counts(run / "00007.npz", TokenCounts.zeros(4096), {"format": "a checkpoint"})
+    with pytest.raises(InputError, match=r"00007\.npz: not a partial profile"):
+        merge_profile(run)
 
 
 def test_vocabrisk_imports_no_datatrove_and_names_the_extra_where_it_is_missing():

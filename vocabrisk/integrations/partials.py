@@ -30,7 +30,7 @@ from vocabrisk.engines import CountJob, LocalEngine
 from vocabrisk.engines.checkpoint import UNREADABLE, read_counts, write_counts
 from vocabrisk.engines.pipeline import document_batches
 from vocabrisk.engines.work import Tally
-from vocabrisk.errors import InputError, ModelError, VocabriskError
+from vocabrisk.errors import InputError, ModelError
 from vocabrisk.model.loaded import LoadedModel
 from vocabrisk.prior import AUTO, choose_prior
 from vocabrisk.profile import Profile
@@ -128,12 +128,13 @@ class TaskCounts:
 
     def _describe(self, path: str) -> Source:
         """The source as a scan of the file would list it (format, compression, size); where vocabrisk
-        cannot name its format (or reach it), what its name says."""
+        cannot tell its format, or reach it, the format `pipeline` and no size. Only a description:
+        whatever goes wrong finding it (a store's credentials, say) never fails the task's count."""
         if path != NO_FILE:
             try:
                 (source,), _ = discover([path], self.read_options)
                 return source
-            except (VocabriskError, OSError, ValueError):
+            except Exception:  # see above
                 pass
         return Source(path, NO_FILE_FORMAT, None, None)
 
@@ -174,7 +175,7 @@ def _read(name: str, data: bytes) -> _Partial:
     if meta.get("format_version") != FORMAT_VERSION:
         raise InputError(
             f"{name}: a partial profile of format {meta.get('format_version')}, not {FORMAT_VERSION}",
-            hint=f"count with the vocabrisk version that merges: {_FRESH_FOLDER}",
+            hint="merge with the vocabrisk version that counted them, or count again with this one",
         )
     task = meta["task"]
     sources = [_SourceTally.from_dict(entry) for entry in meta["sources"]]
