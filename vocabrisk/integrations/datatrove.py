@@ -21,8 +21,8 @@ Each document's source is the file its reader names (`metadata["file_path"]`, wh
 disk readers add): the profile's `sources` list each file as a scan lists it, with the documents
 and skips counted in it. A document that the step cannot count (text the model cannot read, a run
 too long to cut) is skipped and reported as "document ID". Records the reader itself drops (a line
-that is not JSON, an empty text) never reach the step: for those a scan of the files reports skips
-the pipeline's profile does not.
+that is not JSON, a record without the text field) never reach the step: for those a scan of the files
+reports skips the pipeline's profile does not.
 """
 
 from __future__ import annotations
