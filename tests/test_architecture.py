@@ -36,8 +36,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("decisions", ["compare", "gate", "advice", "calibrate"]),
     ("reports", ["report", "report.*"]),
     (
-        "settings of a command, and the torch-backed checks",
-        ["config", "settings", "verify", "verify.*", "integrations"],
+        "settings of a command, the torch-backed checks, and the integrations with other tools",
+        ["config", "settings", "verify", "verify.*", "integrations", "integrations.*"],
     ),
     ("entry points", ["cli", "cli_options", "cli_output", ""]),  # "" is the package itself: `vocabrisk/__init__.py`
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from dataclasses import replace
 from pathlib import Path
 from xml.etree import ElementTree
@@ -136,10 +137,34 @@ def test_vocabrisk_toml_sets_model_plan_and_a_baseline_relative_to_itself(profil
     assert {c["rule"] for c in data["checks"]} == {"max-group-risk", "max-risk-increase", "max-skipped-share"}
 
 
+def test_with_no_inputs_the_gate_judges_the_corpus_the_configuration_names(profiles, tmp_path, monkeypatch):
+    (tmp_path / "data").mkdir()
+    shutil.copy(KOREAN, tmp_path / "data")
+    (tmp_path / "pyproject.toml").write_text('[tool.vocabrisk.gate]\ncorpus = "data"\nmax-risk = 0.5\n')
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")  # relative to the file, named from where the gate runs
+    data = json.loads(gate("--format", "json").stdout)
+    assert data["inputs"] == ["../data"] and data["passed"] is False
+    assert gate(profiles["prose"], "--max-risk", "0.6").exit_code == 0  # INPUTS given win
+    config = load_config(start=tmp_path)
+    assert config.corpus == ("../data",)
+    (tmp_path / "pyproject.toml").write_text('[tool.vocabrisk.gate]\ncorpus = ["a/*.jsonl", "s3://bucket/b/"]\n')
+    assert load_config(start=tmp_path).corpus == ("../a/*.jsonl", "s3://bucket/b/")  # a URL as it is
+
+
+def test_with_no_inputs_and_no_corpus_configured_the_gate_says_where_to_name_one(tmp_path):
+    result = gate()
+    assert result.exit_code == 2
+    assert "no corpus to gate: name it (vocabrisk gate data/train)" in result.stderr.replace("\n", " ")
+    (tmp_path / "vocabrisk.toml").write_text("[gate]\nmax-risk = 0.5\n")
+    assert f"set `corpus` in {tmp_path / 'vocabrisk.toml'}" in gate().stderr.replace("\n", "")
+
+
 @pytest.mark.parametrize(
     "text, message",
     [
         ("[gate\n", "not valid TOML"),
+        ("[gate]\ncorpus = 3\n", "corpus = 3 is not a path or a list of paths"),
         ("[gate]\nmax-risk = 2\n", "max-risk = 2 is not a number from 0 to 1"),
         ("[gate]\nmax_risk = 0.2\n", "unknown keys: max_risk"),
         ("[plan]\nadam-beta2 = 1.0\n", "table plan: adam-beta2 = 1.0 is not a number from 0 up to"),

@@ -23,7 +23,7 @@ from vocabrisk.corpus.pieces import DIGIT, PUNCT, SPACE, cut_point, document_pie
 from vocabrisk.counting import SpecialTokenPolicy, TokenCounter, TokenCounts
 from vocabrisk.counting.pieces import SENTENCEPIECE_WORDS, SPLIT_BEFORE_SPACE, CannotCount, LongDocument
 from vocabrisk.engines.pipeline import Pieces
-from vocabrisk.engines.work import _Tally
+from vocabrisk.engines.work import Tally
 from vocabrisk.model import load_vocabulary
 from vocabrisk.model.loaded import load_model
 
@@ -55,7 +55,7 @@ def counted_in_pieces(counter: TokenCounter, text: str, fragment: int = 700, pie
     assert "".join(d.text for d in documents) == text
     if len(documents) == 1:
         return counter.count([documents[0].text])
-    tally = _Tally(counter.vocab_size)
+    tally = Tally(counter.vocab_size)
     for start in range(0, len(documents), 3):  # batches of three pieces, as the pipeline hands them over
         batch = documents[start : start + 3]
         texts, cuts = [d.text for d in batch], [d.cut for d in batch]
@@ -119,7 +119,7 @@ def test_invalid_utf8_half_way_drops_the_whole_document(tmp_path):
     assert "invalid UTF-8 at byte 1500000 (line 1)" in items[-1].reason
     loaded = load_model("demo")
     counter = TokenCounter(loaded.files.tokenizer_json, loaded.vocab.size, SpecialTokenPolicy(), None)
-    tally = _Tally(counter.vocab_size)
+    tally = Tally(counter.vocab_size)
     tally.pieces(Pieces([items[0].text], 0, False, str(path), "file", [""]), counter)
     tally.skip(items[-1])
     assert tally.counts.tokens == 0 and tally.pending is None

@@ -129,7 +129,7 @@ def add_data_advice(summary: Summary, k: int = 5) -> list[dict]:
     """
     score = summary.risk.score
     tokens, base = summary.profile.table.token, summary.risk.prior
-    rows = []
+    rows: list[dict] = []
     for group in summary.groups:
         if len(rows) == k or group.risk <= 0:
             break

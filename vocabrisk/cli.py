@@ -155,7 +155,7 @@ def diff_command(old, new, plan_flags, config_file, output_format):
 
 
 @main.command("gate", cls=GateCommand)
-@click.argument("inputs", nargs=-1, required=True)
+@click.argument("inputs", nargs=-1)
 @corpus_options
 @engine_options
 @plan_options
@@ -167,9 +167,10 @@ def diff_command(old, new, plan_flags, config_file, output_format):
 def gate_command(ctx, inputs, settings, quiet, plan_flags, config_file, out, force, output_format, reports, **limits):
     """Fail a data pipeline whose corpus would make MODEL forget too much. Exit 0 pass, 1 breach, 2 error.
 
-    INPUTS is a corpus (files, folders, globs) or one saved profile, which is not rescanned. Limits come
-    from flags, else from `[tool.vocabrisk.gate]` in the nearest pyproject.toml (or `[gate]` in a
-    vocabrisk.toml); with no limit anywhere, the gate fails on the high band. A gate that could not judge
+    INPUTS is a corpus (files, folders, globs) or one saved profile, which is not rescanned; with none,
+    the `corpus` of the configuration file. Limits come from flags, else from `[tool.vocabrisk.gate]` in
+    the nearest pyproject.toml (or `[gate]` in a vocabrisk.toml); with no limit anywhere, the gate fails
+    on the high band. A gate that could not judge
     writes the error into every --report, so that CI never shows an earlier run's result.
     """
     try:
@@ -190,7 +191,8 @@ def _gate(ctx, inputs, settings, quiet, plan_flags, config_file, out, force, out
 
     config = load_config(config_file)
     plan = config.training_plan(plan_flags)
-    gate = config.gate(_given(ctx, model=settings.model, **limits), reports, out)
+    gate = config.gate(_given(ctx, model=settings.model, **limits), reports, out, inputs)
+    inputs = gate.inputs
     check_outputs(out, force, reports=[path for _, path in gate.reports])
     baseline = Profile.load(gate.baseline) if gate.baseline else None
     settings = replace(settings, model=gate.model, progress=progress_bar(quiet or output_format != "text"))

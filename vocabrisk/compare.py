@@ -6,7 +6,7 @@ import math
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -141,7 +141,7 @@ def diff(old: Profile, new: Profile, plan: TrainingPlan | None = None) -> dict:
         return [{"token_id": int(i), "token": new.tokens[i], "group": str(new.groups[i])} for i in most_used]
 
     old_groups = {g.group: g for g in before.groups}
-    groups = []
+    groups: list[dict[str, Any]] = []
     for g in after.groups:
         o = old_groups.get(g.group)
         starved_before, risk_before = (o.starved, o.risk) if o else (0, 0.0)

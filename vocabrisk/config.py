@@ -8,6 +8,7 @@ has a `[tool.vocabrisk]` table, as ruff does it), or the one --config names; fla
 the command line override what the file says (`Config.training_plan`, `Config.gate`).
 
     [tool.vocabrisk.gate]
+    corpus = "data/train"                  # or a list; relative to this file (the gate's INPUTS, when none is given)
     model = "gpt2"
     max-risk = 0.30
     max-starved-share = 0.90
@@ -28,6 +29,7 @@ the command line override what the file says (`Config.training_plan`, `Config.ga
 from __future__ import annotations
 
 import math
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -45,7 +47,7 @@ CONFIG_FILE = "vocabrisk.toml"
 PYPROJECT = "pyproject.toml"
 
 _SHARES = ("max-risk", "max-starved-share", "max-risk-increase", "max-skipped-share")
-_KEYS = frozenset({*_SHARES, "model", "baseline", "max-group-risk", "max-forgetting"})
+_KEYS = frozenset({*_SHARES, "corpus", "model", "baseline", "max-group-risk", "max-forgetting"})
 _MOVED_TO_PLAN = frozenset({"tokens-per-step", "steps", "beta2"})
 
 
@@ -59,8 +61,9 @@ def _dashed(name: str) -> str:
 
 @dataclass(frozen=True)
 class GateSettings:
-    """What one gate run holds a profile to, from its flags over the configuration file."""
+    """What one gate run judges and holds it to, from its flags over the configuration file."""
 
+    inputs: tuple[str, ...]  # the corpus (or saved profile) to judge
     model: str | None  # None: not stated (DEFAULT_MODEL for a count; a saved profile keeps its own)
     thresholds: Thresholds
     baseline: Path | str | None  # a saved profile of the data as it was
@@ -72,6 +75,7 @@ class Config:
     """What a configuration file asks of the gate, and the plan it states; every field is optional."""
 
     path: Path | None = None
+    corpus: tuple[str, ...] = ()  # the inputs a gate given none judges
     model: str | None = None
     max_risk: float | None = None
     max_forgetting: float | None = None
@@ -86,10 +90,13 @@ class Config:
         """The plan every command judges under: FLAGS (the plan flags given) over this file's plan (`resolve_plan`)."""
         return resolve_plan(flags, self.plan)
 
-    def gate(self, flags: dict, reports: Sequence[str] = (), out: str | None = None) -> GateSettings:
-        """The gate's model, limits and baseline: a flag given wins, else this file, else the default.
+    def gate(
+        self, flags: dict, reports: Sequence[str] = (), out: str | None = None, inputs: Sequence[str] = ()
+    ) -> GateSettings:
+        """The gate's inputs, model, limits and baseline: a flag given wins, else this file, else the default.
 
-        FLAGS maps the gate flags given on the command line (model, max_risk, max_forgetting,
+        INPUTS are the command line's, else this file's `corpus` (one of them must name some). FLAGS
+        maps the gate flags given on the command line (model, max_risk, max_forgetting,
         max_starved_share, group_limits as GROUP=LIMIT texts, baseline, max_risk_increase,
         max_skipped_share) to their values; REPORTS are the FORMAT=PATH texts of --report; OUT is
         where the profile is saved, which must not be the baseline.
@@ -114,7 +121,11 @@ class Config:
             raise UsageError("--max-risk-increase needs a baseline: --baseline DIR, or `baseline` in the config")
         if baseline and out and Path(out).resolve() == Path(baseline).resolve():
             raise UsageError("--out would overwrite the baseline it is compared with; save it elsewhere")
-        return GateSettings(flags.get("model") or self.model, thresholds, baseline, targets)
+        inputs = tuple(inputs) or self.corpus
+        if not inputs:
+            where = f"`corpus` in {self.path}" if self.path else "`corpus` in the [gate] table of a vocabrisk.toml"
+            raise UsageError(f"no corpus to gate: name it (vocabrisk gate data/train), or set {where}")
+        return GateSettings(inputs, flags.get("model") or self.model, thresholds, baseline, targets)
 
 
 def training_plan(flags: dict, path: Path | str | None = None) -> TrainingPlan:
@@ -209,9 +220,14 @@ def _parse(path: Path, where: str, gate: dict) -> Config:
     groups = gate.get("max-group-risk", {})
     if not isinstance(groups, dict) or not all(_is_share(v) for v in groups.values()):
         raise fail("max-group-risk must map group names to numbers from 0 to 1", hint='{ Hangul = 0.02, "*" = 0.1 }')
+    corpus = gate.get("corpus", [])
+    corpus = [corpus] if isinstance(corpus, str) else corpus
+    if not isinstance(corpus, list) or not all(isinstance(c, str) and c for c in corpus):
+        raise fail(f"corpus = {gate['corpus']!r} is not a path or a list of paths", hint='corpus = "data/train"')
     baseline = gate.get("baseline")
     return Config(
         path=path,
+        corpus=tuple(_beside(path, c) for c in corpus),
         model=gate.get("model"),
         max_risk=gate.get("max-risk"),
         max_forgetting=gate.get("max-forgetting"),
@@ -235,6 +251,21 @@ def _parse_plan(path: Path, where: str, table: dict) -> dict[str, object]:
     if "training_args" in settings:
         settings["training_args"] = str(path.parent / settings["training_args"])
     return settings
+
+
+def _beside(config: Path, corpus: str) -> str:
+    """A corpus path of the configuration file, relative to it, as a path from the working directory
+    (relative where it can be, as reports name their inputs); URLs and dataset streams as they are."""
+    from vocabrisk.corpus.hf_stream import is_stream  # the corpus readers, only for a file that names a corpus
+    from vocabrisk.corpus.remote import is_url
+
+    if is_url(corpus) or is_stream(corpus) or corpus == "-":
+        return corpus
+    path = config.parent / corpus
+    try:
+        return os.path.relpath(path)
+    except ValueError:  # another drive (Windows): no relative path leads there
+        return str(path)
 
 
 def _is_share(value: object) -> bool:

@@ -39,11 +39,21 @@ class Counted:
     skipped: list[Skipped]  # examples: discovery's, then each shard's first, in discovery order
 
     def source_stats(self) -> list[dict]:
-        """One entry per source: where and what it is, and how much of it was counted or skipped."""
-        return [
-            {"path": s.path, "format": s.format, "compression": s.compression, "size": s.size, **self.merged.stats(sh)}
-            for sh, s in zip(self.shards, self.sources, strict=True)
-        ]
+        """One entry per source (`source_entry`), in discovery order."""
+        return [source_entry(s, *self.merged.stats(sh)) for sh, s in zip(self.shards, self.sources, strict=True)]
+
+
+def source_entry(source: Source, documents: int, skips: SkipTally) -> dict:
+    """A profile's entry for one source: where and what it is, and how much of it was counted or skipped."""
+    return {
+        "path": source.path,
+        "format": source.format,
+        "compression": source.compression,
+        "size": source.size,
+        "documents": documents,
+        "skipped": skips.total,
+        "skipped_bytes": skips.bytes,
+    }
 
 
 def count_inputs(
@@ -60,12 +70,7 @@ def count_inputs(
 ) -> Counted:
     """Every document of `inputs` (as `vocabrisk.scan` takes them) counted; an error if there is none."""
     paths, in_memory = split_inputs(inputs)
-    eos_id = loaded.eos_id
-    if policy.append_eos and eos_id is None:
-        raise ModelError(
-            f"{loaded.files.name}: no EOS token is defined (tokenizer_config.json eos_token or config.json)",
-            hint="drop --eos, or add eos_token to tokenizer_config.json",
-        )
+    job = count_job(loaded, policy, read_options, strict)
     if resume and checkpoint is None:
         raise InputError("--resume continues from a checkpoint folder", hint="name it with --checkpoint DIR")
     sources, skipped = discover(paths, read_options) if paths or not in_memory else ([], [])
@@ -75,14 +80,6 @@ def count_inputs(
     if strict and skipped:
         raise strict_error(skipped[0])
     shards = [Shard(index, source) for index, source in enumerate(sources)]
-    job = CountJob.for_tokenizer(
-        loaded.files.tokenizer_json,
-        vocab_size=loaded.vocab.size,
-        policy=policy,
-        eos_id=eos_id,
-        read_options=read_options,
-        strict=strict,
-    )
     saved = None
     if checkpoint is not None:
         identity = _identity(loaded, policy, read_options, sources)
@@ -103,6 +100,24 @@ def count_inputs(
             else "the inputs hold no text: check the paths, --text-field and --input-format",
         )
     return Counted(merged, sources, shards, skips, skipped)
+
+
+def count_job(loaded: LoadedModel, policy: SpecialTokenPolicy, read_options: ReadOptions, strict: bool) -> CountJob:
+    """What every worker needs to count with LOADED's tokenizer under POLICY; an error if POLICY asks for
+    an EOS the model does not define."""
+    if policy.append_eos and loaded.eos_id is None:
+        raise ModelError(
+            f"{loaded.files.name}: no EOS token is defined (tokenizer_config.json eos_token or config.json)",
+            hint="drop --eos, or add eos_token to tokenizer_config.json",
+        )
+    return CountJob.for_tokenizer(
+        loaded.files.tokenizer_json,
+        vocab_size=loaded.vocab.size,
+        policy=policy,
+        eos_id=loaded.eos_id,
+        read_options=read_options,
+        strict=strict,
+    )
 
 
 def split_inputs(inputs) -> tuple[list[str], list[MemorySource]]:

@@ -15,6 +15,7 @@ import math
 from dataclasses import asdict, dataclass, fields, replace
 from numbers import Real
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 
@@ -66,7 +67,7 @@ class TrainingPlan:
         """Optimizer steps over a corpus of CORPUS_TOKENS: `steps`, or the steps `epochs` take, rounded up (one
         at least)."""
         if self.epochs is None:
-            return self.steps
+            return cast(int, self.steps)  # a plan not in epochs has steps: __post_init__ sees to it
         return max(math.ceil(self.epochs * corpus_tokens / self.tokens_per_step), 1)
 
     def resolve(self, corpus_tokens: int) -> TrainingPlan:
@@ -82,7 +83,7 @@ class TrainingPlan:
         if corpus_tokens <= 0:
             return None
         if self.epochs is None:
-            return self.steps * self.tokens_per_step / corpus_tokens
+            return self.steps_for(corpus_tokens) * self.tokens_per_step / corpus_tokens
         return max(self.epochs, self.tokens_per_step / corpus_tokens)
 
     def repeats_warning(self, corpus_tokens: int) -> str | None:
@@ -236,10 +237,11 @@ class _Check:
             return False
         if not isinstance(value, Real):  # a path
             return True
-        if not math.isfinite(value):
+        number = float(value)
+        if not math.isfinite(number):
             return False
-        above = value > self.low if self.low_open else value >= self.low
-        below = value < self.high if self.high_open else value <= self.high
+        above = number > self.low if self.low_open else number >= self.low
+        below = number < self.high if self.high_open else number <= self.high
         return above and below
 
 
@@ -281,7 +283,7 @@ def _training_arguments_fields(
     """
     where, args = _load_training_arguments(source)
 
-    def read(name: str, check: _Check, default: object = None) -> object:
+    def read(name: str, check: _Check, default: object = None) -> Any:  # what CHECK holds for
         value = args.get(name, default)
         if value is None or not check.holds(value):
             raise PlanError(
@@ -397,7 +399,7 @@ def check_settings(settings: dict, where: str, spell=lambda name: f"--{name.repl
         known = ", ".join(spell(name) for name in [*SETTINGS, *SOURCE_SETTINGS])
         raise PlanError(f"{where}: unknown settings {', '.join(map(spell, unknown))}", hint=f"known: {known}")
     for name, value in settings.items():
-        check = SOURCE_SETTINGS.get(name) or _CHECKS[SETTINGS.get(name)]
+        check = SOURCE_SETTINGS.get(name) or _CHECKS[SETTINGS[name]]
         if not check.holds(value):
             raise PlanError(f"{where}: {spell(name)} = {value!r} is not {check.meaning}",
                             hint=f"e.g. {spell(name)} = {check.example}")  # fmt: skip

@@ -26,7 +26,7 @@ import zlib
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -87,7 +87,7 @@ class Profile:
         cls,
         *,
         counts: TokenCounts,
-        tokens: Sequence[str],  # readable form of each token id
+        tokens: Sequence[str] | np.ndarray,  # readable form of each token id
         groups: np.ndarray,  # group name of each token id
         special: np.ndarray,  # bool per token id: special tokens are not vocabulary a corpus can cover
         prior: np.ndarray,  # how much the base model relies on each token (sums to 1)
@@ -146,8 +146,9 @@ class Profile:
         require("pandas", "pandas", "Profile.to_pandas()")
         return self.to_polars().to_pandas().set_index("token_id")
 
-    def column(self, name: str) -> np.ndarray:
-        """One column of the table as a numpy array, by its `tokens.parquet` name."""
+    def column(self, name: str) -> np.ndarray | None:
+        """One column of the table as a numpy array, by its `tokens.parquet` name (None: `reference_count`
+        where the prior came from no reference)."""
         return self.table.column(name)
 
     @property
@@ -374,7 +375,7 @@ class Profile:
 
 
 # What readers of profile.json rely on: each field's JSON type, and for the objects the keys they read.
-_FIELDS = {
+_FIELDS: dict[str, Any] = {  # field -> the JSON type it must have
     "tool_version": str, "prior_source": str, "tokenizer": dict, "model": dict, "policy": dict, "read_options": dict,
     "documents": int, "text_bytes": int, "tokens": int, "sources": list, "skipped_examples": list,
 }  # fmt: skip

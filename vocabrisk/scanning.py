@@ -13,17 +13,18 @@ from dataclasses import replace
 from pathlib import Path
 
 from vocabrisk.corpus import ReadOptions, Skipped
+from vocabrisk.corpus.datatypes import field_names
 from vocabrisk.count import count_inputs, read_options_dict
-from vocabrisk.counting import SpecialTokenPolicy
+from vocabrisk.counting import SpecialTokenPolicy, TokenCounts
 from vocabrisk.counting.encoder import tokenizers_version
 from vocabrisk.engines import Engine, LocalEngine
 from vocabrisk.engines.progress import ScanProgress
 from vocabrisk.errors import ModelError
 from vocabrisk.inputs import refuse_profiles
 from vocabrisk.model.loaded import LoadedModel, load_model
-from vocabrisk.prior import AUTO, choose_prior
+from vocabrisk.prior import AUTO, Prior, choose_prior
 from vocabrisk.profile import Profile
-from vocabrisk.skips import MAX_SKIP_EXAMPLES
+from vocabrisk.skips import MAX_SKIP_EXAMPLES, SkipTally
 
 
 def scan(
@@ -72,7 +73,7 @@ def scan(
     refuse_profiles(inputs)
     read_options = read_options or ReadOptions()
     if text_field is not None:
-        read_options = replace(read_options, text_fields=text_field)
+        read_options = replace(read_options, text_fields=field_names(text_field))
     policy = policy or SpecialTokenPolicy()
     engine = engine or LocalEngine()
     loaded = loaded_model(model, counted_here=counts_here(engine))
@@ -88,9 +89,38 @@ def scan(
         resume=resume,
     )
     chosen = choose_prior(loaded, policy, reference, prior, engine, read_options)
+    return assemble_profile(
+        loaded,
+        counted.merged.counts,
+        chosen,
+        policy=policy,
+        read_options=read_options,
+        sources=counted.source_stats(),
+        skips=counted.skips,
+        skipped=counted.skipped,
+    )
+
+
+def assemble_profile(
+    loaded: LoadedModel,
+    counts: TokenCounts,
+    chosen: Prior,
+    *,
+    policy: SpecialTokenPolicy,
+    read_options: ReadOptions,
+    sources: list[dict],
+    skips: SkipTally,
+    skipped: Sequence[Skipped],
+) -> Profile:
+    """The profile of COUNTS (a corpus counted with LOADED's tokenizer) under the CHOSEN prior.
+
+    `sources` are the entries `Counted.source_stats` makes, in discovery order; `skipped` the skips in
+    the order a reader meets them, of which the profile keeps the first few. Every profile is put
+    together here, whoever counted it (`scan`, or the datatrove integration's merge).
+    """
     vocab = loaded.vocab
     return Profile.from_arrays(
-        counts=counted.merged.counts,
+        counts=counts,
         tokens=vocab.readable,
         groups=vocab.groups,
         special=vocab.special_mask,
@@ -109,9 +139,9 @@ def scan(
         model=loaded.describe(),
         policy=policy.to_dict(),
         read_options=read_options_dict(read_options),
-        sources=counted.source_stats(),
-        skips=counted.skips,
-        skipped_examples=[_skip_dict(s) for s in counted.skipped[:MAX_SKIP_EXAMPLES]],
+        sources=sources,
+        skips=skips,
+        skipped_examples=[_skip_dict(s) for s in skipped[:MAX_SKIP_EXAMPLES]],
     )
 
 

@@ -128,12 +128,15 @@ class Summary:
         return cls(profile, risk, predicted)
 
     # ---- the columns ----------------------------------------------------------------
-    def column(self, name: str) -> np.ndarray:
+    def column(self, name: str) -> np.ndarray | None:
         """A profile column (`vocabrisk.token_table.COLUMNS`) or one the risk adds: coverable, share (of
         the corpus), base_share (the prior over coverable rows), exposure, contribution (base_share ×
-        exposure) and starved."""
+        exposure) and starved. None for `reference_count` where the prior came from no reference."""
         if name not in RISK_COLUMNS:
             return self.profile.column(name)
+        return self._risk_column(name)
+
+    def _risk_column(self, name: str) -> np.ndarray:
         owner, attribute = RISK_COLUMNS[name]
         return getattr(getattr(self, owner), attribute)
 
@@ -200,7 +203,7 @@ class Summary:
     def groups(self) -> list[GroupRisk]:
         """Per token group of coverable rows, the group carrying most risk first (ties by name)."""
         count, starved = self.profile.table.count, self.risk.starved
-        shares, base, contribution = (self.column(name) for name in ("share", "base_share", "contribution"))
+        shares, base, contribution = (self._risk_column(name) for name in ("share", "base_share", "contribution"))
         result = [
             GroupRisk(
                 group=name,

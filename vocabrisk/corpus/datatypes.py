@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from vocabrisk.errors import InputError
@@ -73,14 +74,12 @@ class ReadOptions:
     of a text file is. input_format: read every input as this format.
     """
 
-    text_fields: tuple[str, ...] = ("text",)
+    text_fields: tuple[str, ...] = ("text",)  # `field_names` of what is given: a bare name is a tuple of one
     text_unit: str = "file"
     input_format: str | None = None
 
     def __post_init__(self) -> None:
-        # A bare string would otherwise be taken as a tuple of one-letter field names.
-        fields = self.text_fields
-        fields = (fields,) if isinstance(fields, str) else tuple(fields)
+        fields = field_names(self.text_fields)
         object.__setattr__(self, "text_fields", fields)
         if not fields or not all(fields):
             raise InputError("no text field given", hint="name one with --text-field")
@@ -94,3 +93,9 @@ class ReadOptions:
                 f"unknown input format {self.input_format!r}",
                 hint=f"use one of: {', '.join(FORCEABLE_FORMATS)}; saved datasets are recognised from their folder",
             )
+
+
+def field_names(fields: str | Sequence[str]) -> tuple[str, ...]:
+    """One field name or several, as `ReadOptions.text_fields` holds them (a bare string would otherwise be
+    taken as a tuple of one-letter names)."""
+    return (fields,) if isinstance(fields, str) else tuple(fields)

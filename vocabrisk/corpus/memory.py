@@ -82,7 +82,7 @@ def read_memory(
             return
     for values in zip(*columns, strict=True):
         position.done += 1
-        yield from _values_document(values, fields, source.path, f"{position.unit} {position.done}")
+        yield from values_document(values, fields, source.path, f"{position.unit} {position.done}")
 
 
 def _arrow_batches(data: object, fields: tuple[str, ...]):
@@ -136,7 +136,7 @@ def _pandas_columns(data: object, fields: tuple[str, ...]) -> list[Iterable] | s
     return series
 
 
-def _values_document(values: tuple, fields: tuple[str, ...], path: str, locator: str) -> Iterator[Document | Skipped]:
+def values_document(values: tuple, fields: tuple[str, ...], path: str, locator: str) -> Iterator[Document | Skipped]:
     """One document from a row's values: a record (dict) by its fields, else the strings joined."""
     if len(values) == 1 and isinstance(values[0], dict):
         try:

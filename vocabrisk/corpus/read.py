@@ -82,11 +82,11 @@ def read_source(
     compression, opened = source.compression, None
     try:
         if source.format in _FILE_READERS:
-            yield from _in_pieces(_FILE_READERS[source.format](source, options, position, tally))
+            yield from in_pieces(_FILE_READERS[source.format](source, options, position, tally))
         else:
             with open_stream(source, tally) as opened:
                 compression = opened.compression
-                yield from _in_pieces(_STREAM_READERS[source.format](opened.stream, source, options, position))
+                yield from in_pieces(_STREAM_READERS[source.format](opened.stream, source, options, position))
     except Exception as exc:
         if not isinstance(exc, _READ_ERRORS) and not _is_zstd_error(exc) and not _is_arrow_error(exc):
             raise
@@ -98,7 +98,7 @@ def read_source(
     tally.reach(source.size or 0)
 
 
-def _in_pieces(items: Iterator[Document | Skipped]) -> Iterator[Document | Skipped]:
+def in_pieces(items: Iterator[Document | Skipped]) -> Iterator[Document | Skipped]:
     """`items`, with a long document held whole (a record's text) handed on in pieces."""
     for item in items:
         if isinstance(item, Document) and item.part is None and len(item.text) >= 2 * PIECE_CHARS:

@@ -15,6 +15,7 @@ import json
 import re
 import zipfile
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 
@@ -84,42 +85,23 @@ class Checkpoint:
     def save(self, result: ShardResult) -> None:
         meta = {
             "source": self._paths[result.index],
-            "documents": result.counts.documents,
-            "text_bytes": result.counts.text_bytes,
-            "trigrams": result.counts.trigrams,
             "skips": result.skips.to_dict(),
             "skip_examples": [[s.source, s.locator, s.reason, s.size] for s in result.skip_examples],
         }
         path = self.folder / SHARDS / f"{result.index:08d}.npz"
         with atomic_file(path, sync=True) as file:
-            np.savez_compressed(
-                file,
-                counts=result.counts.counts,
-                trigram_sketch=result.counts.trigram_sketch,
-                meta=np.array(json.dumps(meta)),
-            )
+            write_counts(file, result.counts, meta)
 
     def _load(self, path: Path, index: int) -> ShardResult | None:
         try:
-            with np.load(path, allow_pickle=False) as data:
-                counts, sketch, meta = data["counts"], data["trigram_sketch"], json.loads(str(data["meta"]))
-        except (OSError, ValueError, KeyError, zipfile.BadZipFile):
+            counts, meta = read_counts(path)
+        except UNREADABLE:
             return None  # unreadable, or saved by a version without the 3-gram sketch: counted again
-        if (
-            meta.get("source") != self._paths.get(index)
-            or counts.shape != (self._vocab_size,)
-            or "trigrams" not in meta
-        ):
+        if meta.get("source") != self._paths.get(index) or counts.counts.shape != (self._vocab_size,):
             return None
         return ShardResult(
             index,
-            TokenCounts(
-                counts.astype(np.int64),
-                meta["documents"],
-                meta["text_bytes"],
-                sketch.astype(np.int64),
-                meta["trigrams"],
-            ),
+            counts,
             SkipTally.from_dict(meta["skips"]),
             [Skipped(*example) for example in meta["skip_examples"]],
         )
@@ -139,6 +121,29 @@ class Checkpoint:
             f"{self.folder} holds the checkpoints of a different scan ({', '.join(changed)} changed{detail})",
             hint=f"resume with the same inputs, model and options, or {_NEW_FOLDER_HINT}",
         )
+
+
+# What `read_counts` raises for a file that is not whole, or not one `write_counts` wrote.
+UNREADABLE = (OSError, ValueError, KeyError, zipfile.BadZipFile)
+
+
+def write_counts(file: Path | IO[bytes], counts: TokenCounts, meta: dict) -> None:
+    """COUNTS, with their 3-gram sketch, and META (plain data) as one .npz."""
+    totals = {"documents": counts.documents, "text_bytes": counts.text_bytes, "trigrams": counts.trigrams}
+    np.savez_compressed(
+        file,
+        counts=counts.counts,
+        trigram_sketch=counts.trigram_sketch,
+        meta=np.array(json.dumps({**meta, **totals})),
+    )
+
+
+def read_counts(file: Path | IO[bytes]) -> tuple[TokenCounts, dict]:
+    """The counts and metadata `write_counts` wrote; one of UNREADABLE where it did not write FILE whole."""
+    with np.load(file, allow_pickle=False) as data:
+        counts, sketch, meta = data["counts"], data["trigram_sketch"], json.loads(str(data["meta"]))
+    totals = (meta["documents"], meta["text_bytes"])
+    return TokenCounts(counts.astype(np.int64), *totals, sketch.astype(np.int64), meta["trigrams"]), meta
 
 
 def _sources_change(earlier: list, now: list) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from vocabrisk.corpus import Document, ReadOptions, Skipped, read_source
@@ -43,39 +43,44 @@ Item = list[Document] | Pieces | Skipped | Shard
 
 
 def batches(shards: Sequence[Shard], options: ReadOptions, on_bytes: Callable[[int], None] | None) -> Iterator[Item]:
-    """Each shard's documents in batches, its Skipped records in place, then the shard itself.
+    """Each shard's documents in batches (`document_batches`), its Skipped records in place, then the shard itself."""
+    for shard in shards:
+        yield from document_batches(read_source(shard.source, options, on_bytes))
+        yield shard
+
+
+def document_batches(items: Iterable[Document | Skipped]) -> Iterator[list[Document] | Pieces | Skipped]:
+    """The documents of one source in batches, its Skipped records in place.
 
     The pieces of a long document come in order, in batches of their own, so that a piece
     batch never holds more than one document and memory stays about BATCH_BYTES per batch.
     """
-    for shard in shards:
-        texts: list[Document] = []
-        pieces: list[Document] = []
-        size = 0
-        for item in read_source(shard.source, options, on_bytes):
-            if isinstance(item, Document) and item.part is not None:
-                if texts:
-                    yield texts
-                    texts, size = [], 0
-                pieces.append(item)
-                size += len(item.text)
-                if item.last or size >= PIECE_BATCH_BYTES:
-                    yield _pieces(pieces)
-                    pieces, size = [], 0
-            elif isinstance(item, Document):
-                texts.append(item)
-                size += len(item.text)
-                if size >= BATCH_BYTES or len(texts) >= BATCH_DOCUMENTS:
-                    yield texts
-                    texts, size = [], 0
-            else:
-                if pieces:  # a document cut short: its pieces go first, the skip then discards them
-                    yield _pieces(pieces)
-                    pieces, size = [], 0
-                yield item
-        if texts:
-            yield texts
-        yield shard
+    texts: list[Document] = []
+    pieces: list[Document] = []
+    size = 0
+    for item in items:
+        if isinstance(item, Document) and item.part is not None:
+            if texts:
+                yield texts
+                texts, size = [], 0
+            pieces.append(item)
+            size += len(item.text)
+            if item.last or size >= PIECE_BATCH_BYTES:
+                yield _pieces(pieces)
+                pieces, size = [], 0
+        elif isinstance(item, Document):
+            texts.append(item)
+            size += len(item.text)
+            if size >= BATCH_BYTES or len(texts) >= BATCH_DOCUMENTS:
+                yield texts
+                texts, size = [], 0
+        else:
+            if pieces:  # a document cut short: its pieces go first, the skip then discards them
+                yield _pieces(pieces)
+                pieces, size = [], 0
+            yield item
+    if texts:
+        yield texts
 
 
 def _pieces(documents: list[Document]) -> Pieces:

@@ -41,9 +41,10 @@ class Merged:
         self.counts += result.counts
         self._results[result.index] = (result.counts.documents, result.skips, result.skip_examples)
 
-    def stats(self, shard: Shard) -> dict:
+    def stats(self, shard: Shard) -> tuple[int, SkipTally]:
+        """The documents counted in SHARD, and what of it was skipped."""
         documents, skips, _ = self._results[shard.index]
-        return {"documents": documents, "skipped": skips.total, "skipped_bytes": skips.bytes}
+        return documents, skips
 
     @property
     def skips(self) -> SkipTally:

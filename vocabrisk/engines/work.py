@@ -89,32 +89,15 @@ def count_shards(
     counted batch. A strict job raises InputError at the first skipped record.
     """
     counter = job.counter()
-    current = _Tally(job.vocab_size)
+    current = Tally(job.vocab_size)
     for item in in_background(batches(shards, job.read_options, on_bytes)):
         if isinstance(item, Shard):
             yield current.result(item.index)
-            current = _Tally(job.vocab_size)
-        elif isinstance(item, Skipped):
-            if job.strict:
-                raise strict_error(item)
-            current.skip(item)
-        elif isinstance(item, Pieces):
-            counts = current.pieces(item, counter)
-            if isinstance(counts, Skipped):
-                if job.strict:
-                    raise strict_error(counts)
-                current.skip(counts)
-            elif counts is not None and on_batch:
-                on_batch(counts)
-        else:
-            counts, unreadable = _count_readable(counter, item)
-            for skip in unreadable:
-                if job.strict:
-                    raise strict_error(skip)
-                current.skip(skip)
-            current.counts += counts
-            if on_batch:
-                on_batch(counts)
+            current = Tally(job.vocab_size)
+            continue
+        counts = current.take(item, counter, job.strict)
+        if counts is not None and on_batch:
+            on_batch(counts)
 
 
 def _count_readable(counter: TokenCounter, documents: list[Document]) -> tuple[TokenCounts, list[Skipped]]:
@@ -153,8 +136,8 @@ def limit_threads(threads: int) -> None:
     os.environ.setdefault("RAYON_NUM_THREADS", str(max(1, threads)))
 
 
-class _Tally:
-    """The counts and skips of the shard being read.
+class Tally:
+    """The counts and skips of the source being read, taken a batch at a time (`document_batches`).
 
     The counts of a long document's pieces wait in `pending` until its last piece: a document
     cut short by a skip (invalid UTF-8 half-way through a file) is then dropped whole, as a
@@ -167,6 +150,29 @@ class _Tally:
         self.examples: list[Skipped] = []
         self.document: LongDocument | None = None  # the long document being read, if any
         self.pending: TokenCounts | None = None
+
+    def take(self, item: list[Document] | Pieces | Skipped, counter: TokenCounter, strict: bool) -> TokenCounts | None:
+        """Count a batch, or record a skip (InputError when STRICT); the counts it made final, if any."""
+        if isinstance(item, Skipped):
+            if strict:
+                raise strict_error(item)
+            self.skip(item)
+            return None
+        if isinstance(item, Pieces):
+            counts = self.pieces(item, counter)
+            if isinstance(counts, Skipped):
+                if strict:
+                    raise strict_error(counts)
+                self.skip(counts)
+                return None
+            return counts
+        counts, unreadable = _count_readable(counter, item)
+        for skip in unreadable:
+            if strict:
+                raise strict_error(skip)
+            self.skip(skip)
+        self.counts += counts
+        return counts
 
     def pieces(self, item: Pieces, counter: TokenCounter) -> TokenCounts | Skipped | None:
         """Take pieces of a long document; its counts once they are final, or a Skipped."""
