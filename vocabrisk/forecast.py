@@ -62,7 +62,9 @@ DEFAULT_BODY_GAIN = 21.0  # nats per unit of Σ lr · S · B · ln(1 + R), uncal
 DEFAULT_BAND = 4.0  # uncalibrated: the truth is expected within ×/÷ 4
 FORM = "v3"  # the forecast's form: a calibration fitted to another form's terms does not apply
 HOW_WELL = (
-    "v3 (issue 20): designed on 19 SmolLM2-135M runs and not yet scored on its held-out ones; see docs/VALIDITY.md"
+    "held out on SmolLM2-135M (22 corpora, 40-step fine-tunes) it ranked total forgetting at Spearman +0.39 on "
+    "English prose and +0.60 on Python code (seeds agree at +0.95 and +0.86), the head's part at +0.50 and +0.71, "
+    "and came within x2 after calibration for 27% and 68% of corpora (docs/VALIDITY.md)"
 )
 MAX_SHIFT = 30.0  # nats; a larger predicted logit change means "gone" and would only overflow
 CALIBRATED_BAND_FLOOR = 1.5
