@@ -85,8 +85,8 @@ def rank(
     replaces the default `scan([candidate], model)`, e.g. to pass read options or a reference.
 
     >>> ranked = rank(["sample_corpora/korean-notes.txt", "sample_corpora/"], "demo")
-    >>> [r.name for r in ranked]
-    ['sample_corpora/korean-notes.txt', 'sample_corpora/']
+    >>> [(r.name, round(r.summary.forecast.total, 2)) for r in ranked]
+    [('sample_corpora/', 0.23), ('sample_corpora/korean-notes.txt', 1.61)]
     """
     candidates = _candidates(candidates)
     plan = plan or TrainingPlan()
