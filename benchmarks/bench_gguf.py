@@ -37,7 +37,7 @@ def measure(mode: str, path: Path) -> dict:
 
     from vocabrisk.model import locate_head, read_head, resolve_model
     from vocabrisk.model.head import HeadInfo
-    from vocabrisk.prior_formulas import head_prior
+    from vocabrisk.model.priors import head_prior
 
     start = time.perf_counter()
     result: dict = {}

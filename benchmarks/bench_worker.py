@@ -62,8 +62,8 @@ def plain(corpus: str, tokenizer_dir: str) -> dict:
 
 
 def vocabrisk(corpus: str, tokenizer_dir: str) -> dict:
-    from vocabrisk.counting.encoder import tokenizers_version
-    from vocabrisk.scanning import scan
+    from vocabrisk.model.tokenizer import tokenizers_version
+    from vocabrisk.profile.scan import scan
 
     profile = scan([corpus], tokenizer_dir)
     c = profile.counts

@@ -4,7 +4,7 @@
 
 Needs the suites (`forecast_suite.py`, for the texts the forecast reads) and the raw runs
 (`forecast_runs.py`, kept in the repo under docs/validity/v2/). Predictions are recomputed from
-counts every time, so a change to `vocabrisk/forecast.py` is re-scored in seconds; the raw runs
+counts every time, so a change to `vocabrisk/risk/forecast.py` is re-scored in seconds; the raw runs
 never change. Writes docs/validity/v2/results-<base>.json and .md.
 """
 
@@ -24,10 +24,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import forecast_suite as suites
 
-from vocabrisk.calibrate import ProbeRun, fit
-from vocabrisk.forecast import Calibration, competition, forecast
-from vocabrisk.risk import assess, exposure, never_seen_share, unigram_kl
-from vocabrisk.summary import old_usage
+from vocabrisk.risk.calibration import Calibration, ProbeRun, fit
+from vocabrisk.risk.exposure import assess, exposure, never_seen_share, unigram_kl
+from vocabrisk.risk.forecast import competition, forecast
+from vocabrisk.risk.summary import old_usage
 from vocabrisk.verify.metrics import auroc, top_share
 
 RAW = suites.data.REPO / "docs" / "validity" / "v2"
@@ -128,7 +128,7 @@ class Base:
         }
 
     def calibrate(self, ablate: str | None = None) -> Calibration:
-        """The forecast's constants fitted on this base's probe runs (`vocabrisk.calibrate.fit`)."""
+        """The forecast's constants fitted on this base's probe runs (`vocabrisk.risk.calibration.fit`)."""
         if len(self.names("probe")) < 2:
             return Calibration(source="defaults: fewer than two probe runs finished")
         runs = []

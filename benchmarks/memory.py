@@ -73,7 +73,18 @@ def measure(path: Path) -> dict:
         "print(json.dumps({'rss':u.ru_maxrss,'t':time.perf_counter()-t,'rc':os.waitstatus_to_exitcode(s),"
         "'out':o.decode(),'err':e.decode('utf-8','replace')}))"
     )
-    command = [sys.executable, "-m", "vocabrisk.cli", "scan", str(path), "--model", "demo", "-q", "--format", "json"]
+    command = [
+        sys.executable,
+        "-m",
+        "vocabrisk.cli.commands",
+        "scan",
+        str(path),
+        "--model",
+        "demo",
+        "-q",
+        "--format",
+        "json",
+    ]
     raw = json.loads(subprocess.run([sys.executable, "-c", code, *command], capture_output=True, check=True).stdout)
     result = {"peak_rss_mb": raw["rss"] / 1024, "seconds": raw["t"], "exit": raw["rc"]}
     if raw["rc"] == 0:

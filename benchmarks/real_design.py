@@ -34,8 +34,9 @@ def spearman(x, y) -> float:
 
 
 def main() -> int:
-    from vocabrisk.forecast import Calibration, competition
-    from vocabrisk.summary import Summary
+    from vocabrisk.risk.calibration import Calibration
+    from vocabrisk.risk.forecast import competition
+    from vocabrisk.risk.summary import Summary
 
     runs = real_score.Runs(lambda m: print(m, flush=True), final=False)
     tokens = np.load(suite_recipe.OUT / "tokens.npz")

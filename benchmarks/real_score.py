@@ -72,7 +72,7 @@ class Runs:
 
 def baselines(profile, plan) -> dict[str, float]:
     """The protocol's baselines: each a count-only number that a forecast must beat."""
-    from vocabrisk.risk import assess, never_seen_share, unigram_kl
+    from vocabrisk.risk.exposure import assess, never_seen_share, unigram_kl
 
     coverable = profile.coverable
     prior = np.where(coverable, profile.prior, 0.0)
@@ -104,10 +104,11 @@ ABLATIONS = {
 
 
 def calibrate(runs: Runs, old: str):
-    """The forecast's constants fitted on the probes' regime-A runs measured on OLD (`vocabrisk.calibrate.fit`)."""
-    from vocabrisk.calibrate import ProbeRun, fit
-    from vocabrisk.forecast import Calibration, competition
-    from vocabrisk.summary import Summary
+    """The forecast's constants fitted on the probes' regime-A runs measured on OLD
+    (`vocabrisk.risk.calibration.fit`)."""
+    from vocabrisk.risk.calibration import Calibration, ProbeRun, fit
+    from vocabrisk.risk.forecast import competition
+    from vocabrisk.risk.summary import Summary
 
     probes = []
     for name in runs.names("probe"):
@@ -126,8 +127,8 @@ def calibrate(runs: Runs, old: str):
 
 def score(runs: Runs, split: str) -> dict:
     """Every number the protocol reports, for the runs of SPLIT (held out, or design while designing)."""
-    from vocabrisk.forecast import Calibration
-    from vocabrisk.summary import Summary
+    from vocabrisk.risk.calibration import Calibration
+    from vocabrisk.risk.summary import Summary
 
     names = runs.names(split)
     results = {"split": split, "runs": len(names), "old": {}}
@@ -200,7 +201,7 @@ def seed_ceiling(runs: Runs, split: str, old: str) -> dict | None:
 
 def regime_b(runs: Runs, split: str, old: str, calibration) -> dict | None:
     """The forecast (calibrated on regime-A probes) against the regime-B runs: the plan transfer."""
-    from vocabrisk.summary import Summary
+    from vocabrisk.risk.summary import Summary
 
     names = runs.names(split, "B")
     if len(names) < 3:

@@ -83,7 +83,7 @@ def run_candidate(name, texts, loaded, ref_profile, old, spec: RunSpec, seeds, f
     from vocabrisk import TrainingPlan, scan
     from vocabrisk.corpus import ReadOptions
     from vocabrisk.counting import SpecialTokenPolicy
-    from vocabrisk.summary import Summary
+    from vocabrisk.risk.summary import Summary
     from vocabrisk.verify.data import load_streams, windows
     from vocabrisk.verify.epsilon import measured_head_eps
     from vocabrisk.verify.measure import Evaluator, effects, head_inputs, head_matrix, measure_run

@@ -1,7 +1,7 @@
 """Analysis, tables and plots of the validity benchmark's cached runs.
 
 Predictions are recomputed from the saved candidate profiles with the current
-`vocabrisk.risk`, so a change to the score is judged on the same measured runs without
+`vocabrisk.risk.exposure`, so a change to the score is judged on the same measured runs without
 retraining.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from vocabrisk import Profile, TrainingPlan
-from vocabrisk.risk import assess, never_seen_share, unigram_kl
+from vocabrisk.risk.exposure import assess, never_seen_share, unigram_kl
 from vocabrisk.verify.metrics import auroc, spearman, top_share
 
 MEASURES = {"head": "forgetting_head_only", "total": "forgetting"}

@@ -9,10 +9,10 @@ import pytest
 from click.testing import CliRunner
 
 from vocabrisk import Summary, advise, scan
-from vocabrisk.cli import main
-from vocabrisk.groups import BYTES
+from vocabrisk.cli.commands import main
 from vocabrisk.model import load_vocabulary
-from vocabrisk.prior_formulas import tokenizer_prior
+from vocabrisk.model.groups import BYTES
+from vocabrisk.model.priors import tokenizer_prior
 
 
 @pytest.fixture

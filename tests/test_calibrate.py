@@ -13,8 +13,8 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from vocabrisk import scan
-from vocabrisk.cli import main
-from vocabrisk.summary import Summary
+from vocabrisk.cli.commands import main
+from vocabrisk.risk.summary import Summary
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
 

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
 from vocabrisk.counting import SpecialTokenPolicy, TokenCounter
-from vocabrisk.counting.encoder import is_fast_api
 from vocabrisk.model import load_vocabulary
+from vocabrisk.model.tokenizer import is_fast_api
 
 TOKENIZERS = ["gpt2", "gpt-neox-20b", "llama2", "bert-base-uncased", "pegasus"]
 VECTORS = {"gpt-2": "gpt2", "mpt": "gpt-neox-20b", "llama-spm": "llama2", "bert-bge": "bert-base-uncased"}

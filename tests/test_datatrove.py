@@ -38,9 +38,9 @@ from datatrove.pipeline.writers import JsonlWriter
 
 import vocabrisk
 from vocabrisk import InputError, ModelError, SpecialTokenPolicy, TokenCounts
-from vocabrisk.cli import main
+from vocabrisk.cli.commands import main
 from vocabrisk.corpus.pieces import MAX_UNCUT_CHARS
-from vocabrisk.engines.checkpoint import write_counts
+from vocabrisk.counting.executors.checkpoint import write_counts
 from vocabrisk.integrations.datatrove import ProfileCounter, ProfileMerger, merge_profile
 from vocabrisk.integrations.partials import merge_partials
 

@@ -20,13 +20,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vocabrisk import cache, facts, forked
 from vocabrisk.errors import ModelError
-from vocabrisk.facts import VocabularyFacts, load_facts
-from vocabrisk.groups import CODE_CHARS, classify_texts, token_groups
-from vocabrisk.model import load_vocabulary
+from vocabrisk.model import facts, forked, load_vocabulary
+from vocabrisk.model.facts import VocabularyFacts, load_facts
+from vocabrisk.model.groups import CODE_CHARS, classify_texts, token_groups
 from vocabrisk.model.resolve import DEMO_MODEL_DIR
 from vocabrisk.model.vocabulary import _bytes_to_unicode, _fingerprint
+from vocabrisk.storage import cache
 
 TOKENIZERS = ["gpt2", "gpt-neox-20b", "llama2", "bert-base-uncased", "pegasus"]
 

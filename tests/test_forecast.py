@@ -13,21 +13,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vocabrisk import scan
-from vocabrisk.calibrate import ProbeRun, fit
 from vocabrisk.compare import rank
-from vocabrisk.forecast import (
-    Calibration,
-    competition,
-    forecast,
-    load_calibration,
-    push,
-    save_calibration,
-)
-from vocabrisk.old_text import OldText
-from vocabrisk.plan import TrainingPlan
-from vocabrisk.profile import Profile
-from vocabrisk.risk import exposure
-from vocabrisk.summary import Summary
+from vocabrisk.prior.old_text import OldText
+from vocabrisk.profile.profile import Profile
+from vocabrisk.risk.calibration import Calibration, ProbeRun, fit, load_calibration, save_calibration
+from vocabrisk.risk.exposure import exposure
+from vocabrisk.risk.forecast import competition, forecast, push
+from vocabrisk.risk.plan import TrainingPlan
+from vocabrisk.risk.summary import Summary
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "sample_corpora"

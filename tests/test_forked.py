@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from vocabrisk import forked
+from vocabrisk.model import forked
 
 needs_fork = pytest.mark.skipif(not hasattr(os, "fork"), reason="the platform cannot fork")
 

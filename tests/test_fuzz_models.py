@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from safetensors.numpy import save_file
 
-from vocabrisk.cli import main
+from vocabrisk.cli.commands import main
 from vocabrisk.errors import ModelError
 from vocabrisk.model import locate_head, read_head, resolve_model
 from vocabrisk.model.loaded import load_model
@@ -53,7 +53,7 @@ def damaged(data: bytes, cut: int, changes: list[tuple[int, int]], near: int) ->
 def read_all(name: str) -> None:
     """What a scan reads of a model: its files, vocabulary, tokenizer and head."""
     loaded = load_model(name, counted_here=True)
-    from vocabrisk.counting.encoder import load_tokenizer
+    from vocabrisk.model.tokenizer import load_tokenizer
 
     load_tokenizer(loaded.files.tokenizer_json)
     if loaded.head is not None:

@@ -13,11 +13,11 @@ import pytest
 from click.testing import CliRunner
 
 from vocabrisk import Profile, SpecialTokenPolicy, TrainingPlan, scan
-from vocabrisk.cli import main
-from vocabrisk.config import load_config
+from vocabrisk.cli.commands import main
+from vocabrisk.cli.config import load_config
 from vocabrisk.gate import Thresholds, evaluate
 from vocabrisk.report.ci import RULES, format_result
-from vocabrisk.summary import Summary
+from vocabrisk.risk.summary import Summary
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
 PROSE, KOREAN = str(SAMPLES / "english-prose"), str(SAMPLES / "korean-notes.txt")

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from safetensors.numpy import load_file
 
 from vocabrisk import scan
-from vocabrisk.cli import main
+from vocabrisk.cli.commands import main
 from vocabrisk.counting import SpecialTokenPolicy, TokenCounter
 from vocabrisk.counting.pieces import CannotCount
 from vocabrisk.errors import InputError, ModelError

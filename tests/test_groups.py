@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vocabrisk.groups import (
+from vocabrisk.model.groups import (
     ADDED,
     BYTES,
     CODE,

@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 from vocabrisk.corpus import ReadOptions, Skipped, Source, read_source
 from vocabrisk.corpus.pieces import DIGIT, PUNCT, SPACE, cut_point, document_pieces
 from vocabrisk.counting import SpecialTokenPolicy, TokenCounter, TokenCounts
+from vocabrisk.counting.executors.pipeline import Pieces
+from vocabrisk.counting.executors.work import Tally
 from vocabrisk.counting.pieces import SENTENCEPIECE_WORDS, SPLIT_BEFORE_SPACE, CannotCount, LongDocument
-from vocabrisk.engines.pipeline import Pieces
-from vocabrisk.engines.work import Tally
 from vocabrisk.model import load_vocabulary
 from vocabrisk.model.loaded import load_model
 

@@ -11,13 +11,13 @@ import pytest
 from click.testing import CliRunner
 from safetensors.numpy import save_file
 
-import vocabrisk.prior
+import vocabrisk.prior.choose
 from vocabrisk import Summary, TrainingPlan, rank, scan
-from vocabrisk.cli import main
+from vocabrisk.cli.commands import main
 from vocabrisk.model import load_vocabulary, locate_head, resolve_model
 from vocabrisk.model.loaded import load_model
-from vocabrisk.prior_formulas import head_prior, tokenizer_prior
-from vocabrisk.risk import assess
+from vocabrisk.model.priors import head_prior, tokenizer_prior
+from vocabrisk.risk.exposure import assess
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
 
@@ -113,14 +113,14 @@ def ten_candidates(tmp_path: Path) -> list[str]:
 
 
 def calls_to(monkeypatch, name: str) -> list:
-    """The arguments of every call `vocabrisk.prior` makes to its function `name`, which still runs."""
-    calls, real = [], getattr(vocabrisk.prior, name)
+    """The arguments of every call `vocabrisk.prior.choose` makes to its function `name`, which still runs."""
+    calls, real = [], getattr(vocabrisk.prior.choose, name)
 
     def recorded(*args, **kwargs):
         calls.append(args)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(vocabrisk.prior, name, recorded)
+    monkeypatch.setattr(vocabrisk.prior.choose, name, recorded)
     return calls
 
 

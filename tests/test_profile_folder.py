@@ -23,9 +23,9 @@ from hypothesis import strategies as st
 
 import vocabrisk
 from vocabrisk import Profile, ProfileError, scan
-from vocabrisk.cli import main
-from vocabrisk.extras import MissingExtra
-from vocabrisk.outputs import OutputError
+from vocabrisk.cli.commands import main
+from vocabrisk.errors import MissingExtra
+from vocabrisk.storage.outputs import OutputError
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
 KOREAN = str(SAMPLES / "korean-notes.txt")
@@ -260,9 +260,10 @@ def test_an_unlisted_old_text_beside_a_profile_is_refused(copy):
 
 
 def test_a_moved_profile_finds_the_calibration_its_model_was_given(saved, korean, tmp_path, monkeypatch):
-    from vocabrisk.forecast import Calibration, model_key, save_calibration
+    from vocabrisk.model.identity import model_key
     from vocabrisk.model.loaded import load_model
-    from vocabrisk.summary import Summary
+    from vocabrisk.risk.calibration import Calibration, save_calibration
+    from vocabrisk.risk.summary import Summary
 
     loaded = load_model("demo")
     key = model_key(loaded.describe(), {"fingerprint": loaded.vocab.fingerprint})  # as `vocabrisk calibrate` keys it

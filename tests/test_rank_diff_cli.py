@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from vocabrisk import scan
-from vocabrisk.cli import main
+from vocabrisk.cli.commands import main
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
 CORPORA = ("english-prose", "korean-notes.txt", "python-code.jsonl", "numbers-tables.csv")

@@ -19,10 +19,10 @@ import pytest
 from click.testing import CliRunner
 
 from vocabrisk import InputError, Profile, scan
-from vocabrisk.cli import main
+from vocabrisk.cli.commands import main
 from vocabrisk.corpus import ReadOptions
 from vocabrisk.corpus.hf_stream import input_for
-from vocabrisk.engines import LocalEngine
+from vocabrisk.counting.executors import LocalExecutor
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
 BUCKET = "corpora"
@@ -104,7 +104,7 @@ def test_s3_globs_and_single_objects(s3, local_corpus):
 
 def test_s3_in_worker_processes_gives_the_same_profile(s3):
     url = f"s3://{BUCKET}/samples/"
-    one, two = scan([url], "demo"), scan([url], "demo", engine=LocalEngine(workers=2))
+    one, two = scan([url], "demo"), scan([url], "demo", executor=LocalExecutor(workers=2))
     assert one.metadata() == two.metadata() and one.counts == two.counts
 
 
@@ -190,7 +190,7 @@ def test_a_streamed_dataset_counts_like_its_files_one_source_per_data_file(datas
     assert streamed.counts == files.counts
     assert [s["documents"] for s in streamed.sources] == [400, 400]
     assert all(s["format"] == "hf_stream" and "shard=" in s["path"] for s in streamed.sources)
-    in_workers = scan([input_for(str(dataset), "train")], "demo", engine=LocalEngine(workers=2))
+    in_workers = scan([input_for(str(dataset), "train")], "demo", executor=LocalExecutor(workers=2))
     assert in_workers.metadata() == streamed.metadata()
 
 

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from vocabrisk import Profile, SpecialTokenPolicy, Summary, rank, scan
-from vocabrisk.cli import main
+from vocabrisk.cli.commands import main
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
 CORPORA = ("english-prose", "korean-notes.txt", "python-code.jsonl")
@@ -129,7 +129,7 @@ def test_rewriting_a_report_replaces_it_whole(profiles, tmp_path):
 
 
 def test_usage_bands_split_the_coverable_rows_and_hold_all_the_risk(profiles):
-    from vocabrisk.profile import Profile
+    from vocabrisk.profile.profile import Profile
 
     summary = Summary.of(Profile.load(profiles[1]))
     bands = summary.usage_bands

@@ -13,8 +13,8 @@ from vocabrisk import Profile, TrainingPlan, scan
 from vocabrisk.advice import advise, head_epsilon
 from vocabrisk.compare import diff, rank
 from vocabrisk.errors import ProfileError
-from vocabrisk.risk import assess, band, exposure, never_seen_share, unigram_kl
-from vocabrisk.summary import Summary
+from vocabrisk.risk.exposure import assess, band, exposure, never_seen_share, unigram_kl
+from vocabrisk.risk.summary import Summary
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
 SMALL_PLAN = TrainingPlan(tokens_per_step=4096, steps=500, beta2=0.999)

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 import vocabrisk
 from vocabrisk import Profile, scan
-from vocabrisk.cli import main
+from vocabrisk.cli.commands import main
 from vocabrisk.corpus import ReadOptions
 from vocabrisk.errors import InputError, ProfileError
 

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vocabrisk import rank, scan
-from vocabrisk.engines import EngineError, LocalEngine
+from vocabrisk.counting.executors import ExecutorError, LocalExecutor
 from vocabrisk.errors import InputError, ModelError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -146,8 +146,8 @@ def test_progress_is_reported_as_for_files(records):
 
 
 def test_what_cannot_be_counted_in_memory_is_refused_with_a_way_out(tmp_path):
-    with pytest.raises(EngineError, match="in this process"):
-        scan([["some text"]], "demo", engine=LocalEngine(workers=2))
+    with pytest.raises(ExecutorError, match="in this process"):
+        scan([["some text"]], "demo", executor=LocalExecutor(workers=2))
     with pytest.raises(InputError, match="cannot be checkpointed"):
         scan([["some text"]], "demo", checkpoint=tmp_path / "ck")
     with pytest.raises(InputError, match="cannot read a corpus from int"):

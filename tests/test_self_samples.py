@@ -10,9 +10,9 @@ import pytest
 
 from vocabrisk import TrainingPlan, scan
 from vocabrisk.model.loaded import load_model
-from vocabrisk.prior_formulas import counts_prior
-from vocabrisk.risk import assess
-from vocabrisk.self_samples import SamplingPlan, self_sample_counts
+from vocabrisk.model.priors import counts_prior
+from vocabrisk.prior.self_samples import SamplingPlan, self_sample_counts
+from vocabrisk.risk.exposure import assess
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")

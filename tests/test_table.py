@@ -25,7 +25,7 @@ from vocabrisk.report.ci import format_result
 from vocabrisk.report.content import build_report
 from vocabrisk.report.markdown import render_markdown
 from vocabrisk.report.terminal import render_rank, render_scan
-from vocabrisk.summary import Summary
+from vocabrisk.risk.summary import Summary
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
 COLUMNS = ["token_id", "token", "group", "special", "count", "prior", "reference_count"]
@@ -189,7 +189,7 @@ def test_a_scan_and_its_reports_import_no_dataframe_library():
     """The columns are numpy so that a command pays no DataFrame import (issue 14); only to_polars,
     to_pandas and the Parquet file bring polars in."""
     scan_and_report = (
-        "from vocabrisk.cli import main; "
+        "from vocabrisk.cli.commands import main; "
         "main(['scan', 'sample_corpora/korean-notes.txt', '--model', 'demo', '--format', 'json', '-q'], "
         "standalone_mode=False)"
     )

@@ -15,8 +15,8 @@ import pytest
 from click.testing import CliRunner
 
 from vocabrisk import Profile, scan
-from vocabrisk.cli import main
-from vocabrisk.outputs import OutputError, atomic_file, replace_files, write_atomic
+from vocabrisk.cli.commands import main
+from vocabrisk.storage.outputs import OutputError, atomic_file, replace_files, write_atomic
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
 KOREAN = str(SAMPLES / "korean-notes.txt")
@@ -117,7 +117,7 @@ def test_unwritable_out_is_exit_2_before_the_scan(tmp_path, monkeypatch):
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
     scanned = []
-    monkeypatch.setattr("vocabrisk.scanning.scan", lambda *a, **k: scanned.append(1))
+    monkeypatch.setattr("vocabrisk.profile.scan.scan", lambda *a, **k: scanned.append(1))
     for command in (["scan", KOREAN], ["gate", KOREAN]):
         result = CliRunner().invoke(main, [*command, "--out", str(blocker / "profile"), "-q"])
         assert result.exit_code == 2, result.output
@@ -192,7 +192,7 @@ def test_an_unexpected_error_is_exit_2_without_traceback_unless_debug(monkeypatc
     def broken(*args, **kwargs):
         raise OSError(28, "No space left on device", "/tmp/x")
 
-    monkeypatch.setattr("vocabrisk.scanning.scan", broken)
+    monkeypatch.setattr("vocabrisk.profile.scan.scan", broken)
     result = CliRunner().invoke(main, ["gate", KOREAN, "-q"])
     assert result.exit_code == 2 and "No space left on device" in result.output
     assert "Traceback" not in result.output and "--debug" in result.output
@@ -206,7 +206,7 @@ def test_keyboard_interrupt_is_exit_130(monkeypatch, tmp_path):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("vocabrisk.scanning.scan", interrupted)
+    monkeypatch.setattr("vocabrisk.profile.scan.scan", interrupted)
     result = CliRunner().invoke(main, ["gate", KOREAN, "--out", str(tmp_path / "p"), "-q"])
     assert result.exit_code == 130 and "interrupted" in result.output
     assert not (tmp_path / "p").exists()

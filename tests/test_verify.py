@@ -14,7 +14,7 @@ transformers = pytest.importorskip("transformers")
 
 from click.testing import CliRunner  # noqa: E402
 
-from vocabrisk.cli import main  # noqa: E402
+from vocabrisk.cli.commands import main  # noqa: E402
 from vocabrisk.verify.metrics import top_share  # noqa: E402
 from vocabrisk.verify.run import TrainConfig, VerifyConfig, verify  # noqa: E402
 

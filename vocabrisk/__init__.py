@@ -31,10 +31,10 @@ if TYPE_CHECKING:  # what type checkers and editors see of the names `__getattr_
     from vocabrisk.gate import evaluate as evaluate
     from vocabrisk.model.loaded import LoadedModel as LoadedModel
     from vocabrisk.model.loaded import load_model as load_model
-    from vocabrisk.plan import TrainingPlan as TrainingPlan
-    from vocabrisk.profile import Profile as Profile
-    from vocabrisk.scanning import scan as scan
-    from vocabrisk.summary import Summary as Summary
+    from vocabrisk.profile.profile import Profile as Profile
+    from vocabrisk.profile.scan import scan as scan
+    from vocabrisk.risk.plan import TrainingPlan as TrainingPlan
+    from vocabrisk.risk.summary import Summary as Summary
 
 _EXPORTS = {
     "Advice": "vocabrisk.advice",
@@ -54,10 +54,10 @@ _EXPORTS = {
     "evaluate": "vocabrisk.gate",
     "LoadedModel": "vocabrisk.model.loaded",
     "load_model": "vocabrisk.model.loaded",
-    "TrainingPlan": "vocabrisk.plan",
-    "Profile": "vocabrisk.profile",
-    "scan": "vocabrisk.scanning",
-    "Summary": "vocabrisk.summary",
+    "TrainingPlan": "vocabrisk.risk.plan",
+    "Profile": "vocabrisk.profile.profile",
+    "scan": "vocabrisk.profile.scan",
+    "Summary": "vocabrisk.risk.summary",
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])

@@ -27,10 +27,10 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from vocabrisk.groups import ADDED, BYTES, SPECIAL, UNUSED
-from vocabrisk.profile import Profile
-from vocabrisk.risk import assess, band
-from vocabrisk.summary import Summary
+from vocabrisk.model.groups import ADDED, BYTES, SPECIAL, UNUSED
+from vocabrisk.profile.profile import Profile
+from vocabrisk.risk.exposure import assess, band
+from vocabrisk.risk.summary import Summary
 
 MIX_SHARES = (0.001, 0.01, 0.05, 0.10, 0.25)
 FLAT = 0.1  # a what-if whose risks differ by less than this share of the largest is called flat

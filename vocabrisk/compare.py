@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from vocabrisk.errors import InputError, ProfileError
-from vocabrisk.inputs import profile_or_corpus
-from vocabrisk.plan import TrainingPlan
-from vocabrisk.profile import Profile
-from vocabrisk.summary import Summary
+from vocabrisk.profile.inputs import profile_or_corpus
+from vocabrisk.profile.profile import Profile
+from vocabrisk.risk.plan import TrainingPlan
+from vocabrisk.risk.summary import Summary
 
 if TYPE_CHECKING:
     from vocabrisk.model.loaded import LoadedModel
@@ -91,7 +91,7 @@ def rank(
     candidates = _candidates(candidates)
     plan = plan or TrainingPlan()
     if scan_candidate is None:
-        from vocabrisk.scanning import loaded_model, scan  # a count's stages: not for `diff` or the gate
+        from vocabrisk.profile.scan import loaded_model, scan  # a count's stages: not for `diff` or the gate
 
         loaded = loaded_model(model, counted_here=True)
 

@@ -2,10 +2,13 @@
 
 Every error raised for bad input or a bad model names what was wrong, where (file and
 line or record when known) and what to do. The CLI prints them without a traceback and
-exits with status 2.
+exits with status 2. An optional dependency that is missing is one of them too (`require`).
 """
 
 from __future__ import annotations
+
+import importlib
+from types import ModuleType
 
 
 class VocabriskError(Exception):
@@ -41,3 +44,35 @@ class UsageError(VocabriskError):
     def __init__(self, message: str, option: str | None = None):
         super().__init__(message)
         self.option = option
+
+
+class PlanError(VocabriskError):
+    """A training plan, or a file describing one, says something vocabrisk cannot use."""
+
+
+class MissingExtra(VocabriskError, ImportError):
+    """A feature needs a package that is not installed; the hint names the extra that installs it.
+
+    Also an ImportError, so code that tries an import and falls back still catches it: never a bare
+    ModuleNotFoundError that leaves the user to guess which package and which extra.
+    """
+
+
+def require(module: str, extra: str, what: str, otherwise: str = "") -> ModuleType:
+    """MODULE imported, or MissingExtra saying that WHAT needs it and `pip install 'vocabrisk[EXTRA]'` (or
+    OTHERWISE, what else would do).
+
+    >>> require("json", "report", "this doctest").__name__
+    'json'
+    >>> require("no_such_module_here", "report", "this doctest")
+    Traceback (most recent call last):
+    ...
+    vocabrisk.errors.MissingExtra: this doctest needs no_such_module_here, which is not installed
+      hint: pip install 'vocabrisk[report]'
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        install = f"pip install 'vocabrisk[{extra}]'"
+        hint = f"{install}, or {otherwise}" if otherwise else install
+        raise MissingExtra(f"{what} needs {exc.name or module}, which is not installed", hint=hint) from exc

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field, replace
 
 from vocabrisk.compare import check_comparable, diff
 from vocabrisk.errors import ProfileError, VocabriskError
-from vocabrisk.plan import format_epochs
-from vocabrisk.profile import Profile
-from vocabrisk.risk import BANDS
-from vocabrisk.summary import Summary
+from vocabrisk.profile.profile import Profile
+from vocabrisk.risk.exposure import BANDS
+from vocabrisk.risk.plan import format_epochs
+from vocabrisk.risk.summary import Summary
 
 EXIT_PASSED = 0
 EXIT_BREACHED = 1

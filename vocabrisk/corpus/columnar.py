@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 from vocabrisk.corpus.compression import sniff_file
 from vocabrisk.corpus.datatypes import Document, ReadOptions, Skipped, Source
 from vocabrisk.corpus.hf_dataset import dataset_files
-from vocabrisk.corpus.progress import ByteTally, Position
+from vocabrisk.corpus.positions import ByteTally, Position
 from vocabrisk.corpus.remote import is_url, random_access
 
 # Rows turned into Python strings at a time; bounds memory whatever the batch sizes.

@@ -8,7 +8,7 @@ from typing import BinaryIO
 
 from vocabrisk.corpus.datatypes import Document, ReadOptions, Skipped, Source
 from vocabrisk.corpus.pieces import MAX_UNCUT_BYTES, bounded_lines
-from vocabrisk.corpus.progress import Position
+from vocabrisk.corpus.positions import Position
 from vocabrisk.corpus.text import REENCODE
 
 # csv refuses fields over 128 KiB by default; whole articles in one cell are normal here, up to the one limit.

@@ -18,7 +18,7 @@ from urllib.parse import parse_qs, urlencode
 
 from vocabrisk.corpus.datatypes import Document, ReadOptions, Skipped, Source
 from vocabrisk.corpus.fields import FieldError, missing_column, record_text
-from vocabrisk.corpus.progress import ByteTally, Position
+from vocabrisk.corpus.positions import ByteTally, Position
 from vocabrisk.errors import InputError
 
 PREFIX = "hf-dataset:"

@@ -10,7 +10,7 @@ from typing import BinaryIO
 from vocabrisk.corpus.datatypes import Document, ReadOptions, Skipped, Source
 from vocabrisk.corpus.fields import FieldError, record_text
 from vocabrisk.corpus.pieces import MAX_UNCUT_BYTES, MAX_UNCUT_TEXT, skip_rest_of_line
-from vocabrisk.corpus.progress import Position
+from vocabrisk.corpus.positions import Position
 from vocabrisk.corpus.text import REENCODE
 
 BOM = b"\xef\xbb\xbf"

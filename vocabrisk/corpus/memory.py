@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from vocabrisk.corpus.datatypes import Document, ReadOptions, Skipped, Source
 from vocabrisk.corpus.fields import FieldError, missing_column, record_text
-from vocabrisk.corpus.progress import ByteTally, Position
+from vocabrisk.corpus.positions import ByteTally, Position
 from vocabrisk.errors import InputError
 
 FORMAT = "memory"

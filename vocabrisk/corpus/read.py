@@ -16,7 +16,7 @@ from vocabrisk.corpus.hf_stream import read_hf_stream
 from vocabrisk.corpus.json_records import read_json, read_jsonl
 from vocabrisk.corpus.memory import read_memory
 from vocabrisk.corpus.pieces import PIECE_CHARS, TooLarge, text_pieces
-from vocabrisk.corpus.progress import ByteTally, Position
+from vocabrisk.corpus.positions import ByteTally, Position
 from vocabrisk.corpus.text import read_text
 
 _STREAM_READERS = {

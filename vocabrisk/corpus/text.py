@@ -14,7 +14,7 @@ from typing import BinaryIO
 
 from vocabrisk.corpus.datatypes import Document, ReadOptions, Skipped, Source
 from vocabrisk.corpus.pieces import CHUNK_BYTES, SNIFF_BYTES, line_fragments, read_document, whole_document
-from vocabrisk.corpus.progress import Position
+from vocabrisk.corpus.positions import Position
 
 BINARY_REASON = (
     "looks like a binary file (NUL bytes in the first 8 KiB), so it was not read;"

@@ -23,9 +23,10 @@ import numpy as np
 
 from vocabrisk.counting import repeats
 from vocabrisk.counting.counts import TokenCounts, utf8_size
-from vocabrisk.counting.encoder import lacking_bytes, load_encoder, tokenizers_version
+from vocabrisk.counting.encoder import load_encoder
 from vocabrisk.counting.pieces import CannotCount, LongDocument, cut_rule, exact_cuts, matched_added_tokens
 from vocabrisk.counting.policy import SpecialTokenPolicy
+from vocabrisk.model.tokenizer import lacking_bytes, tokenizers_version
 
 
 class UnreadableText(CannotCount):

@@ -34,10 +34,9 @@ from pathlib import Path
 
 from vocabrisk.corpus import ReadOptions
 from vocabrisk.corpus.datatypes import field_names
-from vocabrisk.count import count_job
 from vocabrisk.counting import SpecialTokenPolicy
-from vocabrisk.errors import ModelError, ProfileError
-from vocabrisk.extras import require
+from vocabrisk.counting.inputs import count_job
+from vocabrisk.errors import ModelError, ProfileError, require
 from vocabrisk.integrations.partials import (
     NO_FILE,
     SUFFIX,
@@ -48,8 +47,8 @@ from vocabrisk.integrations.partials import (
     partial_name,
 )
 from vocabrisk.model.loaded import load_model
-from vocabrisk.prior import AUTO
-from vocabrisk.profile import PROFILE_FILES, PROFILE_JSON, Profile
+from vocabrisk.prior.choose import AUTO
+from vocabrisk.profile.profile import PROFILE_FILES, PROFILE_JSON, Profile
 
 try:
     from datatrove.data import Document, DocumentsPipeline

@@ -1,11 +1,11 @@
 """Partial profiles: what one task of a pipeline counted, saved, and the partials merged into one profile.
 
-A pipeline engine (datatrove, locally, on Slurm or on Ray) runs a pipeline as many tasks, each over
+A pipeline executor (datatrove, locally, on Slurm or on Ray) runs a pipeline as many tasks, each over
 part of the corpus. In each task, the documents that flow past are counted exactly as `vocabrisk
 scan` counts the records of a file (`TaskCounts`: the same counter, special-token policy, pieces for
 long documents and skip rules), per source file; the task saves one partial (`.npz`: the counts and,
 per source, the documents and skips). `merge_partials` adds the partials of every task of one run and
-assembles the profile as a scan does (`vocabrisk.scanning.assemble_profile`). Counts add, and sources
+assembles the profile as a scan does (`vocabrisk.profile.scan.assemble_profile`). Counts add, and sources
 are listed in the order a scan of their folder lists them, so the profile does not depend on the
 number of tasks or the order they ran in, and equals a scan of the same files.
 """
@@ -23,19 +23,19 @@ from vocabrisk._version import __version__
 from vocabrisk.corpus import Document, ReadOptions, Skipped, Source, discover
 from vocabrisk.corpus.memory import values_document
 from vocabrisk.corpus.read import in_pieces
-from vocabrisk.count import read_options_dict, source_entry
+from vocabrisk.corpus.skips import MAX_SKIP_EXAMPLES, SkipTally
 from vocabrisk.counting import SpecialTokenPolicy, TokenCounts
-from vocabrisk.counting.encoder import tokenizers_version
-from vocabrisk.engines import CountJob, LocalEngine
-from vocabrisk.engines.checkpoint import UNREADABLE, read_counts, write_counts
-from vocabrisk.engines.pipeline import document_batches
-from vocabrisk.engines.work import Tally
+from vocabrisk.counting.executors import CountJob, LocalExecutor
+from vocabrisk.counting.executors.checkpoint import UNREADABLE, read_counts, write_counts
+from vocabrisk.counting.executors.pipeline import document_batches
+from vocabrisk.counting.executors.work import Tally
+from vocabrisk.counting.inputs import read_options_dict, source_entry
 from vocabrisk.errors import InputError, ModelError
 from vocabrisk.model.loaded import LoadedModel
-from vocabrisk.prior import AUTO, choose_prior
-from vocabrisk.profile import Profile
-from vocabrisk.scanning import assemble_profile, loaded_model
-from vocabrisk.skips import MAX_SKIP_EXAMPLES, SkipTally
+from vocabrisk.model.tokenizer import tokenizers_version
+from vocabrisk.prior.choose import AUTO, choose_prior
+from vocabrisk.profile.profile import Profile
+from vocabrisk.profile.scan import assemble_profile, loaded_model, reference_prior
 
 FORMAT = "vocabrisk partial profile"
 FORMAT_VERSION = 1
@@ -281,7 +281,8 @@ def merge_partials(
     sources = run.sources()
     policy = SpecialTokenPolicy(**counted_with["policy"])
     read_options = ReadOptions(**counted_with["read_options"])
-    chosen = choose_prior(loaded, policy, reference, prior, LocalEngine(), read_options)
+    given = reference_prior(loaded, reference) if isinstance(reference, Profile) else reference
+    chosen = choose_prior(loaded, policy, given, prior, LocalExecutor(), read_options)
     return assemble_profile(
         loaded,
         counts,

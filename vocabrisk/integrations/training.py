@@ -41,10 +41,10 @@ import numpy as np
 import torch
 
 from vocabrisk.advice import head_epsilon
-from vocabrisk.plan import TrainingPlan
-from vocabrisk.profile import Profile
-from vocabrisk.risk import assess
-from vocabrisk.summary import Summary
+from vocabrisk.profile.profile import Profile
+from vocabrisk.risk.exposure import assess
+from vocabrisk.risk.plan import TrainingPlan
+from vocabrisk.risk.summary import Summary
 from vocabrisk.verify.metrics import spearman
 
 log = logging.getLogger("vocabrisk")

@@ -8,7 +8,7 @@ name of the pre-tokenizer) and the weights as tensors, usually quantized. From i
   pre-tokenizer is the one llama.cpp's pre-tokenizer name stands for. Only pre-tokenizers
   whose `tokenizers` equivalent is known are accepted; any other is refused rather than
   counted approximately. It is written, with a small tokenizer_config.json and config.json, to
-  a folder of the user's cache (`vocabrisk.cache`) named by the GGUF file's content, and read
+  a folder of the user's cache (`vocabrisk.storage.cache`) named by the GGUF file's content, and read
   from there like any model folder.
 - the head: `output.weight`, or `token_embd.weight` when the head is tied, located by its
   byte offset in the file. F32/F16/BF16 heads are memory-mapped as safetensors heads are;
@@ -31,9 +31,9 @@ from pathlib import Path
 import numpy as np
 
 from vocabrisk._version import __version__
-from vocabrisk.cache import cache_folder
 from vocabrisk.errors import ModelError
-from vocabrisk.outputs import atomic_file
+from vocabrisk.storage.cache import cache_folder
+from vocabrisk.storage.outputs import atomic_file
 
 SUFFIX = ".gguf"
 INSTALL_HINT = "pip install 'vocabrisk[gguf]'"

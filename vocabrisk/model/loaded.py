@@ -2,7 +2,7 @@
 
 One `LoadedModel` serves every corpus of a run (each candidate of a `rank`), so what is
 made from the model alone is made once: the vocabulary facts here, the prior in
-`vocabrisk.prior`, which keeps its choices on the model.
+`vocabrisk.prior.choose`, which keeps its choices on the model.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from vocabrisk.counting.encoder import preload_tokenizer
 from vocabrisk.errors import ModelError
-from vocabrisk.facts import VocabularyFacts, load_facts
+from vocabrisk.model.facts import VocabularyFacts, load_facts
 from vocabrisk.model.head import HeadInfo, is_encoder, locate_head
 from vocabrisk.model.resolve import ModelFiles, resolve_model
+from vocabrisk.model.tokenizer import preload_tokenizer
 
 BUNDLED_REFERENCE = "reference.txt.gz"
 
@@ -28,7 +28,7 @@ class LoadedModel:
     vocab: VocabularyFacts
     head: HeadInfo | None
     head_note: str | None  # why there is no head, or what to know about it
-    # The priors chosen for this model in this run, by what decided them (`vocabrisk.prior`).
+    # The priors chosen for this model in this run, by what decided them (`vocabrisk.prior.choose`).
     priors: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property

@@ -4,7 +4,7 @@ The `tokenizers` runtime (especially its 1.0 engine) exposes almost nothing abou
 vocabulary, so the id → piece table, the special and added tokens, the pipeline kind and
 the fingerprint come straight from the file that defines them. What each token stands for
 (its bytes, text, display form; whether it is special, reserved or a byte piece) is worked
-out for the whole vocabulary at once, and cached per tokenizer by `vocabrisk.facts`.
+out for the whole vocabulary at once, and cached per tokenizer by `vocabrisk.model.facts`.
 """
 
 from __future__ import annotations

@@ -20,8 +20,8 @@ from rich.text import Text
 
 from vocabrisk._version import __version__
 from vocabrisk.gate import Check, GateResult
-from vocabrisk.outputs import json_text
 from vocabrisk.report.markdown import code, escape, facts, groups_table, table, tokens_table
+from vocabrisk.storage.outputs import json_text
 
 RULES = {
     "max-risk": "The corpus's forgetting risk (prior-weighted exposure of output-head rows) is above its limit.",

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from vocabrisk.advice import Advice, advise
-from vocabrisk.summary import Summary
+from vocabrisk.risk.summary import Summary
 
 
 class Named(Protocol):

@@ -12,11 +12,11 @@ from html import escape
 
 from vocabrisk._version import __version__
 from vocabrisk.advice import Advice, data_advice_text, mixing_text
-from vocabrisk.plan import describe, format_epochs
+from vocabrisk.corpus.skips import plural
 from vocabrisk.report import plots
 from vocabrisk.report.content import Named, ProfileReport, Report
-from vocabrisk.skips import plural
-from vocabrisk.summary import Summary, TokenAtRisk, skipped_text
+from vocabrisk.risk.plan import describe, format_epochs
+from vocabrisk.risk.summary import Summary, TokenAtRisk, skipped_text
 
 STYLE = """
 body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", "Noto Sans", sans-serif; color: #1f2933;

@@ -10,10 +10,10 @@ import re
 from collections.abc import Sequence
 
 from vocabrisk.advice import Advice, data_advice_text, mixing_text
-from vocabrisk.plan import format_epochs
+from vocabrisk.corpus.skips import plural
 from vocabrisk.report.content import Named, ProfileReport, Report
-from vocabrisk.skips import plural
-from vocabrisk.summary import GroupRisk, Summary, TokenAtRisk, UsageBand, skipped_text
+from vocabrisk.risk.plan import format_epochs
+from vocabrisk.risk.summary import GroupRisk, Summary, TokenAtRisk, UsageBand, skipped_text
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#])")
 BAR_WIDTH = 12

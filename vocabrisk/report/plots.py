@@ -14,11 +14,11 @@ import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from vocabrisk.extras import require
+from vocabrisk.errors import require
 
 if TYPE_CHECKING:
     from vocabrisk.report.content import Named
-    from vocabrisk.summary import GroupRisk, TokenAtRisk, UsageBand
+    from vocabrisk.risk.summary import GroupRisk, TokenAtRisk, UsageBand
 
 BAND_COLORS = {"low": "#2e7d32", "medium": "#f0a30a", "high": "#c62828"}
 FED, SEEN_STARVED, NEVER_SEEN = "#43a047", "#f0a30a", "#d32f2f"

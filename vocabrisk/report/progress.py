@@ -17,7 +17,7 @@ from vocabrisk.corpus import Source
 
 
 class RichScanProgress:
-    """Implements `vocabrisk.engines.progress.ScanProgress`; use as a context manager."""
+    """Implements `vocabrisk.counting.executors.progress.ScanProgress`; use as a context manager."""
 
     def __init__(self, console: Console):
         self._progress = Progress(

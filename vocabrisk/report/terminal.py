@@ -11,10 +11,10 @@ from rich.table import Table
 from rich.text import Text
 
 from vocabrisk.advice import Advice, data_advice_text, mixing_text
-from vocabrisk.plan import describe, format_epochs
+from vocabrisk.corpus.skips import plural
 from vocabrisk.report.content import Named
-from vocabrisk.skips import plural
-from vocabrisk.summary import RISK_BANDS, RISK_MEANING, Summary, skipped_text
+from vocabrisk.risk.plan import describe, format_epochs
+from vocabrisk.risk.summary import RISK_BANDS, RISK_MEANING, Summary, skipped_text
 
 BAND_STYLE = {"low": "green", "medium": "yellow", "high": "bold red"}
 

@@ -4,7 +4,7 @@ Each probe corpus is trained on whole and as its first quarter (the same text, f
 the epochs), from the same base, with one short plan. Each run is measured from the final
 hidden states and output matrices of the base and trained models, so the head's share of
 forgetting is right for tied heads too: the base body reading the trained output matrix.
-The forecast of every probe is recomputed for a grid of `kappa` (`vocabrisk.calibrate.fit`);
+The forecast of every probe is recomputed for a grid of `kappa` (`vocabrisk.risk.calibration.fit`);
 the fitted calibration is saved where later scans of the same model find it.
 """
 
@@ -19,14 +19,15 @@ from pathlib import Path
 
 import torch
 
-from vocabrisk.calibrate import ProbeRun, fit
 from vocabrisk.corpus import ReadOptions
 from vocabrisk.counting import SpecialTokenPolicy
 from vocabrisk.errors import InputError
-from vocabrisk.forecast import Calibration, Drive, competition, model_key, save_calibration
+from vocabrisk.model.identity import model_key
 from vocabrisk.model.loaded import LoadedModel, load_model
-from vocabrisk.scanning import scan
-from vocabrisk.summary import Summary
+from vocabrisk.profile.scan import scan
+from vocabrisk.risk.calibration import Calibration, ProbeRun, fit, save_calibration
+from vocabrisk.risk.forecast import Drive, competition
+from vocabrisk.risk.summary import Summary
 from vocabrisk.verify.data import load_streams, read_documents, windows
 from vocabrisk.verify.measure import final_hidden, matrix_loss, output_matrix
 from vocabrisk.verify.run import load_causal_lm

@@ -24,10 +24,10 @@ from vocabrisk.corpus import ReadOptions
 from vocabrisk.counting import SpecialTokenPolicy
 from vocabrisk.errors import InputError, ModelError
 from vocabrisk.model.loaded import LoadedModel, load_model
-from vocabrisk.risk import never_seen_share, unigram_kl
-from vocabrisk.scanning import scan
-from vocabrisk.self_samples import self_generated
-from vocabrisk.summary import Summary
+from vocabrisk.prior.self_samples import self_generated
+from vocabrisk.profile.scan import scan
+from vocabrisk.risk.exposure import never_seen_share, unigram_kl
+from vocabrisk.risk.summary import Summary
 from vocabrisk.verify.data import load_streams, windows, write_text
 from vocabrisk.verify.epsilon import measured_head_eps
 from vocabrisk.verify.measure import Evaluator, effects, head_inputs, head_matrix, measure_run

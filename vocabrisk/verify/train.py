@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
-from vocabrisk.plan import TrainingPlan
+from vocabrisk.risk.plan import TrainingPlan
 from vocabrisk.verify.data import sample_batch
 from vocabrisk.verify.mitigation import DEFAULT_EPS, find_head, head_eps_param_groups
 

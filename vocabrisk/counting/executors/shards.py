@@ -1,0 +1,100 @@
+"""What executors hand around: shards of a corpus, the result of counting one, and failures.
+
+A shard is counted whole or not at all, so partial counts never mix into a result; results
+merge by addition, which makes the profile independent of where, in what order and in how
+many workers the shards were counted.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from vocabrisk.corpus import Skipped, Source
+from vocabrisk.corpus.skips import SkipTally
+from vocabrisk.counting import TokenCounts
+from vocabrisk.errors import InputError, VocabriskError
+
+ATTEMPTS = 3  # a shard whose worker dies or fails is counted at most this often
+
+
+class ExecutorError(VocabriskError):
+    """A counting executor could not be started or reached (a missing extra, a cluster address)."""
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One source counted as a whole; `index` is its place in discovery order, its id."""
+
+    index: int
+    source: Source
+
+
+@dataclass
+class ShardResult:
+    """The counts of one shard, its skipped records and the first examples of them."""
+
+    index: int
+    counts: TokenCounts
+    skips: SkipTally = field(default_factory=SkipTally)
+    skip_examples: list[Skipped] = field(default_factory=list)  # the first few, in reading order
+    failed: bool = False  # no attempt finished: counts are empty and one Skipped says why
+
+
+def failed_result(shard: Shard, vocab_size: int, attempts: int, cause: str) -> ShardResult:
+    """A shard given up on: reported as a skipped source, never silently left out."""
+    reason = (
+        f"counting failed {attempts} times (last: {cause}); nothing from this input was counted;"
+        " scan again to retry it (with --checkpoint and --resume, only the failed inputs are counted)"
+    )
+    skip = Skipped(shard.source.path, "file", reason, shard.source.size)
+    return ShardResult(shard.index, TokenCounts.zeros(vocab_size), SkipTally.of([skip]), [skip], failed=True)
+
+
+class ShardQueue:
+    """The shards still to count. A shard whose counting failed goes back to the front of
+    the queue until it has failed `attempts` times; then it is given up on, and reported."""
+
+    def __init__(self, shards: Iterable[Shard], vocab_size: int, attempts: int = ATTEMPTS):
+        self.todo = deque(shards)
+        self.vocab_size = vocab_size
+        self.attempts = attempts
+        self._failures: Counter[int] = Counter()
+
+    def failed(self, shard: Shard, cause: str) -> ShardResult | None:
+        """Record (and log) one more failure of `shard`: None when it is queued again, else
+        the result that reports it given up on."""
+        import logging  # only a retried shard logs: a scan that needs none does not import logging
+
+        logging.getLogger("vocabrisk").warning("counting %s failed: %s", shard.source.path, cause)
+        self._failures[shard.index] += 1
+        if self._failures[shard.index] < self.attempts:
+            self.todo.appendleft(shard)
+            return None
+        return failed_result(shard, self.vocab_size, self.attempts, cause)
+
+
+@dataclass(frozen=True)
+class UserFailure:
+    """A VocabriskError raised in a worker, sent back as a value: pickling an exception keeps
+    only its message, and the hint is what tells the user what to do."""
+
+    kind: type[VocabriskError]
+    message: str
+    hint: str | None
+
+    @classmethod
+    def of(cls, error: VocabriskError) -> UserFailure:
+        return cls(type(error), error.message, error.hint)
+
+    def error(self) -> VocabriskError:
+        return self.kind(self.message, hint=self.hint)
+
+
+def strict_error(skip: Skipped) -> InputError:
+    return InputError(describe(skip), hint="--strict fails on any skipped input; drop it to skip and report")
+
+
+def describe(skip: Skipped) -> str:
+    return f"{skip.source}, {skip.locator}: {skip.reason}"

@@ -1,0 +1,143 @@
+"""The forecast's per-model constants: their defaults, where each model's are kept, and how a few measured
+probe fine-tunes fit them.
+
+`kappa` (logit change per unit of summed learning rate) is fitted to the probes' head-only
+forgetting, then `body_gain` to their total forgetting given the fitted head, each by least
+squared log error over a grid: the forecast must be right within a factor, not in absolute nats,
+and a grid cannot fall into a local minimum. The band is exp(2 × RMS log error) of the fitted
+forecast on the probes, at least `CALIBRATED_BAND_FLOOR`.
+
+Fitting needs only numbers (`fit`); running the probes needs torch (`vocabrisk.verify`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from vocabrisk._version import __version__
+from vocabrisk.storage.cache import cache_folder
+from vocabrisk.storage.outputs import write_atomic
+
+KAPPA_PER_WIDTH = 0.14  # kappa per hidden coordinate, uncalibrated; see docs/VALIDITY.md ("v3")
+DEFAULT_WIDTH = 512  # the width assumed where a model's head is not known
+DEFAULT_BODY_GAIN = 21.0  # nats per unit of Σ lr · S · B · ln(1 + R), uncalibrated
+DEFAULT_BAND = 4.0  # uncalibrated: the truth is expected within ×/÷ 4
+FORM = "v3"  # the forecast's form: a calibration fitted to another form's terms does not apply
+CALIBRATED_BAND_FLOOR = 1.5
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Per-base-model constants of the forecast, measured by `vocabrisk calibrate` or defaulted.
+
+    `kappa` None means the width rule, `KAPPA_PER_WIDTH` × the head's width.
+    """
+
+    kappa: float | None = None
+    body_gain: float = DEFAULT_BODY_GAIN
+    band: float = DEFAULT_BAND  # multiplicative: the forecast's band is [value / band, value · band]
+    source: str = "default"
+    fingerprint: str | None = None
+    probes: list[dict] = field(default_factory=list)
+    tool_version: str = __version__
+    form: str = FORM
+
+    @property
+    def calibrated(self) -> bool:
+        return self.source != "default"
+
+    def kappa_for(self, width: int | None) -> float:
+        return self.kappa if self.kappa is not None else KAPPA_PER_WIDTH * (width or DEFAULT_WIDTH)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Calibration:
+        known = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def calibration_path(fingerprint: str) -> Path:
+    return cache_folder() / "calibration" / f"{fingerprint}.json"
+
+
+def load_calibration(fingerprint: str | None) -> Calibration:
+    """The saved calibration of a tokenizer/model fingerprint, else the defaults.
+
+    A calibration fitted to an earlier form of the forecast (other terms, other constants) is not
+    used: the defaults apply until `vocabrisk calibrate` runs again.
+    """
+    if fingerprint:
+        path = calibration_path(fingerprint)
+        if path.is_file():
+            saved = json.loads(path.read_text(encoding="utf-8"))
+            if isinstance(saved, dict) and saved.get("form") == FORM:
+                return Calibration.from_dict(saved)
+    return Calibration()
+
+
+def save_calibration(calibration: Calibration) -> Path:
+    path = calibration_path(calibration.fingerprint or "unknown")
+    return write_atomic(path, json.dumps(calibration.to_dict(), indent=1) + "\n", "calibration")
+
+
+KAPPAS = np.geomspace(0.5, 5000, 29)
+GAINS = np.concatenate([[0.0], np.geomspace(0.01, 1000, 76)])
+FLOOR = 1e-4  # nats: measured forgetting below this is noise
+
+
+@dataclass(frozen=True)
+class ProbeRun:
+    """One measured probe fine-tune, with the forecast's two terms before their constants."""
+
+    name: str
+    head: float  # measured head-only forgetting, nats
+    total: float  # measured total forgetting, nats
+    body: float  # the body's term per unit of body_gain (`forecast.Body.unit`)
+    competition: Callable[[np.ndarray], np.ndarray]  # kappas -> the head's term (mean KL over old positions)
+
+
+def _log_error(predicted: np.ndarray, measured: np.ndarray) -> np.ndarray:
+    """Sum over probes of squared log ratios; predicted may carry leading grid axes."""
+    ratio = np.maximum(predicted, 1e-12) / np.maximum(measured, FLOOR)
+    return np.sum(np.log(ratio) ** 2, axis=-1)
+
+
+def fit(probes: Sequence[ProbeRun], fingerprint: str | None = None) -> Calibration:
+    """The calibration that best explains the probes (see the module docstring)."""
+    if len(probes) < 2:
+        raise ValueError("calibration needs at least two probe runs")
+    head = np.array([p.head for p in probes])
+    total = np.array([p.total for p in probes])
+    body = np.array([p.body for p in probes])
+    head_grid = np.array([p.competition(KAPPAS) for p in probes]).T  # (kappas, probes)
+    k = int(np.argmin(_log_error(head_grid, head)))
+    predicted_head = head_grid[k]
+    total_grid = predicted_head[None, :] + GAINS[:, None] * body[None, :]  # (gains, probes)
+    b = int(np.argmin(_log_error(total_grid, total)))
+    residual = np.log(np.maximum(total_grid[b], 1e-12) / np.maximum(total, FLOOR))
+    band = max(math.exp(2 * math.sqrt(float(np.mean(residual**2)))), CALIBRATED_BAND_FLOOR)
+    return Calibration(
+        kappa=float(KAPPAS[k]),
+        body_gain=float(GAINS[b]),
+        band=band,
+        source=f"calibrated on {len(probes)} probe runs",
+        fingerprint=fingerprint,
+        probes=[
+            {
+                "name": p.name,
+                "head": p.head,
+                "total": p.total,
+                "forecast_head": float(predicted_head[i]),
+                "forecast_total": float(total_grid[b, i]),
+            }
+            for i, p in enumerate(probes)
+        ],
+    )
