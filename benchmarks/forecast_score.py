@@ -59,7 +59,7 @@ class Base:
         folder = suites.CACHE / name
         self.name = name
         self.suite = json.loads((folder / "suite.json").read_text())
-        self.plan = suites.train_config(self.suite["plan"]).plan()
+        self.plan = suites.train_config(self.suite["plan"]).plan
         self.loaded = load_model(self.suite["model"])
         old = [str(folder / "old.jsonl")]  # the forecast reads the old text as `vocabrisk scan --reference` keeps it
         self.measured = defaultdict(list)

@@ -40,7 +40,7 @@ class Runs:
 
         folder = suite_recipe.OUT
         self.suite = json.loads((folder / "suite.json").read_text())
-        self.plans = {k: v2.train_config(p).plan() for k, p in self.suite["plans"].items()}
+        self.plans = {k: v2.train_config(p).plan for k, p in self.suite["plans"].items()}
         self.info = {run["name"]: run for run in self.suite["runs"]}
         self.measured = defaultdict(list)  # (name, regime) -> records
         for line in RUNS.read_text().splitlines() if RUNS.exists() else []:

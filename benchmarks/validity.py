@@ -109,14 +109,13 @@ def run_candidate(name, texts, loaded, ref_profile, old, spec: RunSpec, seeds, f
         if target.exists():
             continue
         started = time.monotonic()
-        config = TrainConfig(
+        trained = TrainingPlan(
             steps=spec.steps,
-            lr=spec.lr,
+            learning_rate=spec.lr,
             tokens_per_step=spec.tokens_per_step,
-            seq_len=spec.seq_len,
             warmup_steps=spec.warmup_steps,
-            seed=seed,
         )
+        config = TrainConfig(trained, seq_len=spec.seq_len, seed=seed)
         record = {"candidate": name, "seed": seed, "tokens": int(profile.total_tokens), "base": base_losses}
         arrays = {}
         head_eps = None

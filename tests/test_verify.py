@@ -15,12 +15,14 @@ transformers = pytest.importorskip("transformers")
 from click.testing import CliRunner  # noqa: E402
 
 from vocabrisk.cli.commands import main  # noqa: E402
+from vocabrisk.risk.plan import TrainingPlan  # noqa: E402
 from vocabrisk.verify.metrics import top_share  # noqa: E402
-from vocabrisk.verify.run import TrainConfig, VerifyConfig, verify  # noqa: E402
+from vocabrisk.verify.run import TrainConfig, VerifyConfig, load_causal_lm, verify  # noqa: E402
+from vocabrisk.verify.train import finetune  # noqa: E402
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
 KOREAN = str(SAMPLES / "korean-notes.txt")
-TINY = TrainConfig(steps=40, lr=2e-3, tokens_per_step=512, seq_len=64, warmup_steps=5, seed=0)
+TINY = TrainConfig(TrainingPlan(steps=40, learning_rate=2e-3, tokens_per_step=512, warmup_steps=5), seq_len=64)
 FAST = {"--steps": "4", "--tokens-per-step": "128", "--seq-len": "32", "--eval-windows": "4"}
 
 
@@ -74,7 +76,9 @@ def test_the_head_eps_run_differs_in_the_head_eps_alone_and_moves_starved_rows_l
 
 
 def test_with_lr_zero_nothing_drifts_and_nothing_is_forgotten():
-    config = VerifyConfig(train=TrainConfig(steps=3, lr=0.0, tokens_per_step=128, seq_len=32), eval_windows=4)
+    config = VerifyConfig(
+        train=TrainConfig(TrainingPlan(steps=3, learning_rate=0.0, tokens_per_step=128), seq_len=32), eval_windows=4
+    )
     result = verify([KOREAN], "demo", config)
     plain = result.report["runs"]["plain"]
     assert np.all(result.rows["drift"] == 0)
@@ -93,7 +97,7 @@ def test_without_old_text_the_base_model_samples_its_own(tmp_path):
     transformers.GPT2LMHeadModel(config).save_pretrained(folder)
     for name in ("tokenizer.json", "tokenizer_config.json"):
         (folder / name).write_bytes((DEMO_MODEL_DIR / name).read_bytes())
-    config = VerifyConfig(train=TrainConfig(steps=3, tokens_per_step=128, seq_len=32), eval_windows=4)
+    config = VerifyConfig(train=TrainConfig(TrainingPlan(steps=3, tokens_per_step=128), seq_len=32), eval_windows=4)
     result = verify([KOREAN], str(folder), config)
     assert result.report["data"]["old_text"].startswith("self-generated: 4 samples")
     assert result.report["head"]["tied"] is True
@@ -118,3 +122,34 @@ def test_cli_verify_renders_the_terminal_report_and_refuses_bf16_on_cpu():
     assert "Measured" in result.stdout and "per-row" in result.stdout
     refused = CliRunner().invoke(main, [*args, "--bf16"])
     assert refused.exit_code == 2 and "GPU" in refused.output
+
+
+@pytest.mark.parametrize("schedule", ["constant", "linear", "cosine"])
+def test_verify_trains_on_the_plan_it_forecasts_step_by_step(schedule, monkeypatch):
+    """One plan, one warm-up rule: each optimizer step runs at the learning rate the forecast reads (`lr_at`),
+    with the plan's betas, eps and weight decay."""
+    from vocabrisk.model.loaded import load_model
+
+    plan = TrainingPlan(steps=7, learning_rate=1e-3, tokens_per_step=64, warmup_steps=3, lr_schedule=schedule,
+                        beta1=0.8, beta2=0.95, eps=1e-6, weight_decay=0.01)  # fmt: skip
+    config = TrainConfig(plan, seq_len=32)
+    seen = []
+    step = torch.optim.AdamW.step
+
+    def recording(optimizer, *args, **kwargs):
+        seen.append([(g["lr"], g["betas"], g["eps"], g["weight_decay"]) for g in optimizer.param_groups])
+        return step(optimizer, *args, **kwargs)
+
+    monkeypatch.setattr(torch.optim.AdamW, "step", recording)
+    model = load_causal_lm(load_model("demo"), "cpu")
+    finetune(model, torch.randint(0, 100, (4096,)), config)
+    assert config.plan is plan and len(seen) == plan.steps
+    for index, groups in enumerate(seen):
+        assert [lr for lr, *_ in groups] == pytest.approx([float(plan.lr_at(index))] * len(groups))
+        assert {(betas, eps) for _, betas, eps, _ in groups} == {((0.8, 0.95), 1e-6)}
+        assert {wd for *_, wd in groups} <= {0.0, 0.01}  # no decay on norms and biases, as transformers does
+
+
+def test_a_plan_of_part_windows_trains_and_forecasts_whole_ones():
+    config = TrainConfig(TrainingPlan(steps=2, tokens_per_step=1000), seq_len=128)
+    assert (config.batch_size, config.plan.tokens_per_step) == (7, 896)

@@ -157,14 +157,20 @@ gate_limit_options = options(
                  help="Allowed share of the input's bytes left unread (bad records, unsupported files).  "
                       "[default: 0, any skip fails]"),
 )  # fmt: skip
+# The training plan a verify or calibrate run carries out, under the plan flags' names (with defaults for a
+# short check, not for a real run), and what only a real run needs.
 verify_options = options(
     click.option("--steps", type=click.IntRange(min=1), default=150, show_default=True, help="Optimizer steps."),
     click.option("--lr", type=Finite(min=0.0), default=1e-3, show_default=True, help="AdamW learning rate."),
     click.option("--tokens-per-step", type=click.IntRange(min=1), default=2048, show_default=True,
                  help="Tokens in one optimizer step (batch = tokens-per-step / seq-len windows)."),
     click.option("--seq-len", type=click.IntRange(min=2), default=128, show_default=True, help="Window length."),
-    click.option("--beta1", type=Finite(0.0, 1.0, max_open=True), default=0.9, show_default=True),
-    click.option("--beta2", type=Finite(0.0, 1.0, max_open=True), default=0.999, show_default=True),
+    click.option("--lr-schedule", type=click.Choice(LR_SCHEDULES), default="constant", show_default=True,
+                 help="After warmup: constant, or linear / cosine decay to 0."),
+    click.option("--adam-beta1", "--beta1", "adam_beta1", type=Finite(0.0, 1.0, max_open=True), default=0.9,
+                 show_default=True, help="Adam's beta1."),
+    click.option("--adam-beta2", "--beta2", "adam_beta2", type=Finite(0.0, 1.0, max_open=True), default=0.999,
+                 show_default=True, help="Adam's beta2."),
     click.option("--adam-eps", type=Finite(min=0.0), default=1e-8, show_default=True,
                  help="AdamW eps of every parameter (the head's too, except in the --compare-eps run)."),
     click.option("--weight-decay", type=Finite(min=0.0), default=0.0, show_default=True),

@@ -27,6 +27,7 @@ from vocabrisk.model.loaded import LoadedModel, load_model
 from vocabrisk.profile.scan import scan
 from vocabrisk.risk.calibration import Calibration, ProbeRun, fit, save_calibration
 from vocabrisk.risk.forecast import Drive, competition
+from vocabrisk.risk.plan import TrainingPlan
 from vocabrisk.risk.summary import Summary
 from vocabrisk.verify.data import load_streams, read_documents, windows
 from vocabrisk.verify.measure import final_hidden, matrix_loss, output_matrix
@@ -54,7 +55,7 @@ def calibrate(
     log: Callable[[str], None] = lambda _m: None,
 ) -> CalibrationResult:
     """Run the probes, fit the constants, save them for MODEL (see the module docstring)."""
-    config = config or TrainConfig(steps=60, lr=1e-3, tokens_per_step=1024, seq_len=128, warmup_steps=6)
+    config = config or TrainConfig(TrainingPlan(tokens_per_step=1024, steps=60, learning_rate=1e-3, warmup_steps=6))
     if len(probes) < 1:
         raise InputError("calibrate needs at least one --probe corpus", hint="give generic text the model did not see")
     loaded = model if isinstance(model, LoadedModel) else load_model(model)
@@ -67,7 +68,7 @@ def calibrate(
         )
     reference = reference or [str(loaded.bundled_reference)]
     base = load_causal_lm(loaded, config.device)
-    plan = config.plan()
+    plan = config.plan
     runs, measured = [], []
     with tempfile.TemporaryDirectory(prefix="vocabrisk-calibrate-") as tmp:
         for path in probes:

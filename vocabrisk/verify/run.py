@@ -92,7 +92,7 @@ def verify(
         profile = scan(
             list(inputs), loaded, read_options=read_options, policy=policy, strict=strict, reference=scan_reference
         )
-    plan = tc.plan()
+    plan = tc.plan
     summary = Summary.of(profile, plan)
     risk = summary.risk
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -20,42 +20,58 @@ from vocabrisk.risk.plan import TrainingPlan
 from vocabrisk.verify.data import sample_batch
 from vocabrisk.verify.mitigation import DEFAULT_EPS, find_head, head_eps_param_groups
 
+VERIFY_PLAN = TrainingPlan(tokens_per_step=2048, steps=150, learning_rate=1e-3, warmup_steps=15, eps=DEFAULT_EPS)
+"""A short check: the sample corpora are small, and more steps only over-fit them. Warmed up, because fresh Adam
+moments without it shock every row alike."""
+
 
 @dataclass(frozen=True)
 class TrainConfig:
-    steps: int = 150  # a short check: the sample corpora are small, and more steps only over-fit them
-    lr: float = 1e-3
-    tokens_per_step: int = 2048
+    """A short fine-tune: the training plan it carries out, and what only a real run needs.
+
+    The plan is the one the forecast reads and the one trained on: every step's learning rate is `plan.lr_at`,
+    its Adam settings the plan's. Its tokens per step are whole windows of `seq_len` (rounded down, at least one).
+    """
+
+    plan: TrainingPlan = VERIFY_PLAN
     seq_len: int = 128
-    beta1: float = 0.9
-    beta2: float = 0.999
-    eps: float = DEFAULT_EPS
-    weight_decay: float = 0.0
-    warmup_steps: int = 15  # linear; fresh Adam moments without it shock every row alike
     grad_clip: float | None = 1.0
     device: str = "cpu"
     bf16: bool = False
     seed: int = 0
 
+    def __post_init__(self) -> None:
+        whole = max(1, self.plan.tokens_per_step // self.seq_len) * self.seq_len
+        if self.plan.tokens_per_step != whole:
+            object.__setattr__(self, "plan", replace(self.plan, tokens_per_step=whole))
+
     @property
     def batch_size(self) -> int:
-        return max(1, self.tokens_per_step // self.seq_len)
+        return self.plan.tokens_per_step // self.seq_len
+
+    @property
+    def steps(self) -> int:
+        return int(self.plan.steps or 0)
 
     def to_dict(self) -> dict:
-        return {**asdict(self), "batch_size": self.batch_size}
-
-    def plan(self) -> TrainingPlan:
-        """The training plan this run carries out, as risk and forecast read it (whole windows per step)."""
-        return TrainingPlan(
-            tokens_per_step=self.batch_size * self.seq_len,
-            steps=self.steps,
-            learning_rate=self.lr,
-            warmup_steps=self.warmup_steps,
-            beta1=self.beta1,
-            beta2=self.beta2,
-            eps=self.eps,
-            weight_decay=self.weight_decay,
-        )
+        plan = self.plan
+        return {
+            "steps": self.steps,
+            "lr": plan.learning_rate,
+            "lr_schedule": plan.lr_schedule,
+            "tokens_per_step": plan.tokens_per_step,
+            "seq_len": self.seq_len,
+            "beta1": plan.beta1,
+            "beta2": plan.beta2,
+            "eps": plan.eps,
+            "weight_decay": plan.weight_decay,
+            "warmup_steps": plan.warmup_steps,
+            "grad_clip": self.grad_clip,
+            "device": self.device,
+            "bf16": self.bf16,
+            "seed": self.seed,
+            "batch_size": self.batch_size,
+        }
 
 
 @dataclass
@@ -68,15 +84,15 @@ class TrainResult:
 
 def finetune(model, stream: torch.Tensor, config: TrainConfig, head_eps: float | None = None) -> TrainResult:
     """Train `model` in place for `config.steps` steps; `head_eps` None means the default eps everywhere."""
-    head_eps = config.eps if head_eps is None else head_eps
-    groups, _ = head_eps_param_groups(model, head_eps, config.weight_decay, eps=config.eps)
-    optimizer = torch.optim.AdamW(groups, lr=config.lr, betas=(config.beta1, config.beta2), eps=config.eps)
+    plan = config.plan  # the schedule and the Adam settings the forecast reads are the ones trained with
+    head_eps = plan.eps if head_eps is None else head_eps
+    groups, _ = head_eps_param_groups(model, head_eps, plan.weight_decay, eps=plan.eps)
+    optimizer = torch.optim.AdamW(groups, lr=plan.learning_rate, betas=(plan.beta1, plan.beta2), eps=plan.eps)
     _, head = find_head(model)
     generator = torch.Generator().manual_seed(config.seed)
     autocast = torch.autocast(device_type="cuda", dtype=torch.bfloat16) if config.bf16 else contextlib.nullcontext()
     grad_sq = torch.zeros(head.shape[0], dtype=torch.float64, device=head.device)
     losses = []
-    plan = config.plan()  # the schedule the forecast reads is the one trained on
     started = time.monotonic()
     model.train()
     for step in range(config.steps):
