@@ -266,7 +266,7 @@ def test_a_moved_profile_finds_the_calibration_its_model_was_given(saved, korean
     from vocabrisk.risk.summary import Summary
 
     loaded = load_model("demo")
-    key = model_key(loaded.describe(), {"fingerprint": loaded.vocab.fingerprint})  # as `vocabrisk calibrate` keys it
+    key = model_key(loaded.metadata(), {"fingerprint": loaded.vocab.fingerprint})  # as `vocabrisk calibrate` keys it
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     save_calibration(Calibration(kappa=3.0, source="calibrated on 2 probe runs", fingerprint=key))
     moved = Profile.load(shutil.copytree(saved, tmp_path / "elsewhere" / "korean"))

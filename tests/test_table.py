@@ -199,20 +199,11 @@ def test_a_scan_and_its_reports_import_no_dataframe_library():
     assert not {"polars", "pandas", "pyarrow"} & loaded
 
 
-def test_the_readme_python_api_runs_and_prints_what_it_says(readme_example, tmp_path, monkeypatch, capsys):
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "sample_corpora").symlink_to(SAMPLES)
-    exec(readme_example("## Python API"), {})
-    lines = capsys.readouterr().out.splitlines()
-    value, derivation = lines[1].split(" ", 1)
-    assert float(value) > 0 and derivation.startswith("largest eps keeping")  # the head-only eps is a number
-
-
 def test_reports_count_one_file_and_one_document_in_the_singular(korean):
     from vocabrisk.report.html import render_html
 
     assert (korean.documents, len(korean.sources)) == (1, 1)
     report = build_report([Ranked("korean", Summary.of(korean, PLAN))])
-    assert "1 document, 17,716 tokens, 1 file" in render_markdown(report).replace("\n", " ")
+    assert "**corpus** 1 document, 110.9 kB, 17,716 tokens, 1 file\n" in render_markdown(report)
     pytest.importorskip("matplotlib")
-    assert "1 document · 17,716 tokens · 1 file<" in render_html(report)
+    assert "<dd>1 document · 110.9 kB · 17,716 tokens · 1 file</dd>" in render_html(report)

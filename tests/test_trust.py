@@ -285,7 +285,7 @@ def test_a_truncated_compressed_file_fails_any_skip_limit_short_of_one(tmp_path,
     path.write_bytes(data[: len(data) // 2])
     profile = scan([str(path)], "demo")
     assert (profile.skips.files, profile.skips.unmeasured) == (1, 1)
-    assert "cannot be measured" in profile.skips.describe()
+    assert "cannot be measured" in profile.skips.text
     result = run("gate", str(path), "--max-risk", "0.99", "--max-skipped-share", "0.001", "-q")
     assert result.exit_code == 1
     assert "only an estimate" in result.stdout

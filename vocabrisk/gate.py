@@ -23,8 +23,8 @@ from vocabrisk.compare import check_comparable, diff
 from vocabrisk.errors import ProfileError, VocabriskError
 from vocabrisk.profile.profile import Profile
 from vocabrisk.risk.exposure import BANDS
-from vocabrisk.risk.plan import format_epochs
 from vocabrisk.risk.summary import Summary
+from vocabrisk.risk.wording import HOW_WELL, format_epochs
 
 EXIT_PASSED = 0
 EXIT_BREACHED = 1
@@ -189,7 +189,7 @@ def _absolute_checks(summary: Summary, thresholds: Thresholds) -> list[Check]:
                 "forecast forgetting (nats)" if forecast.possible else "forecast forgetting (nats, at least)",
                 min(forecast.total, forecast.ceiling),  # past the ceiling only the ceiling is a true number
                 thresholds.max_forgetting,
-                f"{band}, {constants}, {format_epochs(forecast.epochs)} epochs{basis}; {forecast.how_well}",
+                f"{band}, {constants}, {format_epochs(forecast.epochs)} epochs{basis}; {HOW_WELL}",
                 holds=None if forecast.possible else False,  # a plan past what is possible fails any limit
             )
         )

@@ -60,6 +60,11 @@ class Skipped:
     unmeasured: bool = False
 
     @property
+    def text(self) -> str:
+        """ "a.jsonl, line 3: not JSON": for messages."""
+        return f"{self.source}, {self.locator}: {self.reason}"
+
+    @property
     def whole_source(self) -> bool:
         """A file or folder (or the rest of one) rather than one record of it."""
         return self.locator in ("file", "folder") or self.locator.startswith("after ")

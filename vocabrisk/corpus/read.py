@@ -90,7 +90,7 @@ def read_source(
     except Exception as exc:
         if not isinstance(exc, _READ_ERRORS) and not _is_zstd_error(exc) and not _is_arrow_error(exc):
             raise
-        reason = f"{_describe(exc, source.format, compression)}; {position.counted()}"
+        reason = f"{_reason(exc, source.format, compression)}; {position.counted()}"
         lost = _lost(source, tally.total, opened, position.done)
         unmeasured = source.size is None or compression is not None  # what a cut or corrupt stream held is unknown
         yield Skipped(source.path, position.locator(), f"{reason}; {_remedy(exc, compression)}", lost, unmeasured)
@@ -124,7 +124,7 @@ def _lost(source: Source, consumed: int, opened: Opened | None, counted: int) ->
     return round(rest * ratio) + (0 if counted else taken)
 
 
-def _describe(exc: BaseException, fmt: str, compression: str | None) -> str:
+def _reason(exc: BaseException, fmt: str, compression: str | None) -> str:
     if isinstance(exc, PermissionError):
         return "cannot open: permission denied"
     if isinstance(exc, EOFError):

@@ -57,7 +57,8 @@ class SkipTally:
             return 1.0 if self.total else 0.0
         return self.bytes / seen
 
-    def describe(self) -> str:
+    @property
+    def text(self) -> str:
         """ "2 files and 1 record (1.2 MB)": for messages; empty when nothing was skipped."""
         parts = [plural(n, word) for n, word in ((self.files, "file"), (self.records, "record")) if n]
         if not parts:

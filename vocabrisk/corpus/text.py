@@ -57,10 +57,10 @@ def _line_error(offset: int, newlines: int, line_start: int) -> str:
 
 
 def _paragraph_error(first: int) -> Callable[[int, int, int], str]:
-    def describe(offset: int, newlines: int, line_start: int) -> str:
+    def error_at(offset: int, newlines: int, line_start: int) -> str:
         return f"invalid UTF-8 on line {first + newlines} (byte {offset - line_start} of that line); {REENCODE}"
 
-    return describe
+    return error_at
 
 
 class _Fragments:

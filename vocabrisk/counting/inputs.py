@@ -31,7 +31,7 @@ from vocabrisk.counting.executors import (
     count_corpus,
 )
 from vocabrisk.counting.executors.progress import ScanProgress
-from vocabrisk.counting.executors.shards import describe, strict_error
+from vocabrisk.counting.executors.shards import strict_error
 from vocabrisk.errors import InputError, ModelError
 from vocabrisk.model.loaded import LoadedModel
 from vocabrisk.model.tokenizer import tokenizers_version
@@ -103,7 +103,7 @@ def count_inputs(
     if merged.counts.documents == 0:
         raise InputError(
             f"no documents to count in {', '.join(paths + [s.path for s in in_memory])}"
-            + (f" ({skips.describe()} skipped; the first: {describe(skipped[0])})" if skipped else ""),
+            + (f" ({skips.text} skipped; the first: {skipped[0].text})" if skipped else ""),
             hint="the reason of the first skip says what to fix"
             if skipped
             else "the inputs hold no text: check the paths, --text-field and --input-format",

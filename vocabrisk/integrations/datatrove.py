@@ -133,7 +133,7 @@ def merge_profile(
     """
     folder = _folder(partials_folder)
     names = folder.list_files(glob_pattern=f"*{SUFFIX}", recursive=False)
-    where = _describe(folder)
+    where = _where(folder)
 
     def partials() -> Iterator[tuple[str, bytes]]:
         for name in names:
@@ -190,7 +190,7 @@ def save_to_folder(profile: Profile, folder: DataFolder, force: bool = False) ->
         return
     if folder.isfile(PROFILE_JSON) and not force:
         raise ProfileError(
-            f"{_describe(folder)} already holds a profile", hint="pass force=True to replace it, or save elsewhere"
+            f"{_where(folder)} already holds a profile", hint="pass force=True to replace it, or save elsewhere"
         )
     with tempfile.TemporaryDirectory(prefix="vocabrisk-") as staging:
         saved = profile.save(Path(staging) / "profile")
@@ -206,5 +206,5 @@ def _folder(folder: DataFolderLike | os.PathLike) -> DataFolder:
     return get_datafolder(os.fspath(folder) if isinstance(folder, os.PathLike) else folder)
 
 
-def _describe(folder: DataFolder) -> str:
+def _where(folder: DataFolder) -> str:
     return folder.path if isinstance(folder.fs, LocalFileSystem) else folder.fs.unstrip_protocol(folder.path)

@@ -123,10 +123,10 @@ class TaskCounts:
                 yield
             self.counts += tally.counts
             if path not in self.sources:
-                self.sources[path] = _SourceTally(self._describe(path))
+                self.sources[path] = _SourceTally(self._source_of(path))
             self.sources[path].add(tally.counts.documents, tally.skips, tally.examples)
 
-    def _describe(self, path: str) -> Source:
+    def _source_of(self, path: str) -> Source:
         """The source as a scan of the file would list it (format, compression, size); where vocabrisk
         cannot tell its format, or reach it, the format `pipeline` and no size. Only a description:
         whatever goes wrong finding it (a store's credentials, say) never fails the task's count."""

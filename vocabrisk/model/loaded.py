@@ -78,7 +78,7 @@ class LoadedModel:
         rows, size = self.head.rows, self.vocab.size
         return {"head_rows_without_token": max(rows - size, 0), "tokens_without_head_row": max(size - rows, 0)}
 
-    def describe(self) -> dict:
+    def metadata(self) -> dict:
         """What a profile records about the model (`Profile.model`); the head stays a HeadInfo until saved."""
         return {
             "name": self.files.name,

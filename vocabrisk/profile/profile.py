@@ -208,7 +208,7 @@ class Profile:
         return {
             **self.skips.to_dict(),
             "share": self.skipped_share,
-            "summary": self.skips.describe(),
+            "summary": self.skips.text,
             "examples": self.skipped_examples,
         }
 

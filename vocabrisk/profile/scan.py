@@ -137,7 +137,7 @@ def assemble_profile(
             "truncation_in_file": vocab.truncation is not None,
             "engine": tokenizers_version(),
         },
-        model=loaded.describe(),
+        model=loaded.metadata(),
         policy=policy.to_dict(),
         read_options=read_options_dict(read_options),
         sources=sources,

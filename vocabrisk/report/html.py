@@ -12,11 +12,10 @@ from html import escape
 
 from vocabrisk._version import __version__
 from vocabrisk.advice import Advice, data_advice_text, mixing_text
-from vocabrisk.corpus.skips import plural
-from vocabrisk.report import plots
+from vocabrisk.report import content, plots
 from vocabrisk.report.content import Named, ProfileReport, Report
-from vocabrisk.risk.plan import describe, format_epochs
-from vocabrisk.risk.summary import Summary, TokenAtRisk, skipped_text
+from vocabrisk.risk.summary import Summary, TokenAtRisk
+from vocabrisk.risk.wording import format_epochs, plan_text
 
 STYLE = """
 body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", "Noto Sans", sans-serif; color: #1f2933;
@@ -30,7 +29,7 @@ th:first-child, td:first-child, .text { text-align: left; } tr:nth-child(even) {
 .band { padding: 0.1rem 0.5rem; border-radius: 0.6rem; color: white; font-size: 0.8rem; font-weight: 600; }
 .low { background: #2e7d32; } .medium { background: #f0a30a; } .high { background: #c62828; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.15rem 1.2rem; margin: 0.8rem 0; }
-dl.facts dt { font-weight: 600; } dl.facts dd { margin: 0; }
+dl.facts dt { font-weight: 600; } dl.facts dd { margin: 0; } dl.facts dd.note { color: #666; font-size: 0.9em; }
 code { background: #f1f3f5; padding: 0 0.25rem; border-radius: 3px; }
 nav a { margin-right: 1rem; }
 """
@@ -112,29 +111,12 @@ def _profile(index: int, report: ProfileReport) -> str:
 
 
 def _facts(s: Summary) -> str:
-    p, c, head = s.profile, s.coverage, s.profile.head
-    head_text = (
-        f"{head.tensor} {head.rows:,}×{head.hidden} {head.dtype}" + (" (tied)" if head.tied else "")
-        if head
-        else p.model.get("head_note") or "none"
-    )
-    rows = [
-        ("model", f"{p.model['name']} · {p.tokenizer['model_type']}, {p.vocab_size:,} ids · head {head_text}"),
-        ("corpus", f"{plural(p.documents, 'document')} · {p.total_tokens:,} tokens · {plural(len(p.sources), 'file')}"),
-        (
-            "coverage",
-            f"{c.used_rows:,} of {c.coverable_rows:,} rows used ({c.used_share:.1%}) · "
-            f"{c.absent_rows:,} never seen · {c.starved_rows:,} starved",
-        ),
-        ("forecast", s.forecast.describe()),
-        ("how well", s.forecast.how_well),
-        ("starved usage", f"{s.risk.score:.3f} ({s.risk.band}) · prior: {s.risk.prior_source}"),
-        ("plan", s.plan_text),
-        *(("warning", warning) for warning in s.warnings),
-    ]
-    rows.append(("skipped", skipped_text(p.skip_report())))
-    items = "".join(f"<dt>{name}</dt><dd>{escape(value)}</dd>" for name, value in rows)
-    return f'<dl class="facts">{items}</dl>'
+    items = []
+    for fact in content.facts(s):
+        items.append(f"<dt>{fact.label}</dt><dd>{escape(' · '.join(fact.parts))}</dd>")
+        if fact.note:
+            items.append(f'<dt></dt><dd class="note">{escape(fact.note)}</dd>')
+    return f'<dl class="facts">{"".join(items)}</dl>'
 
 
 def _tokens_table(tokens: list[TokenAtRisk]) -> str:
@@ -177,4 +159,4 @@ def _badge(band: str) -> str:
 
 
 def _plan_line(s: Summary) -> str:
-    return escape(f"plan: {describe({'plan': s.risk.plan.to_dict()})}")
+    return escape(f"plan: {plan_text({'plan': s.risk.plan.to_dict()})}")

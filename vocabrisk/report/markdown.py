@@ -10,10 +10,10 @@ import re
 from collections.abc import Sequence
 
 from vocabrisk.advice import Advice, data_advice_text, mixing_text
-from vocabrisk.corpus.skips import plural
+from vocabrisk.report import content
 from vocabrisk.report.content import Named, ProfileReport, Report
-from vocabrisk.risk.plan import format_epochs
-from vocabrisk.risk.summary import GroupRisk, Summary, TokenAtRisk, UsageBand, skipped_text
+from vocabrisk.risk.summary import GroupRisk, Summary, TokenAtRisk, UsageBand
+from vocabrisk.risk.wording import format_epochs
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#])")
 BAR_WIDTH = 12
@@ -115,22 +115,12 @@ def profile_section(report: ProfileReport, level: int = 2) -> str:
 
 
 def facts(s: Summary) -> str:
-    p, c = s.profile, s.coverage
-    return "\n".join(
-        [
-            f"- **model** {escape(p.model['name'])} ({p.tokenizer['model_type']}, {p.vocab_size:,} ids)",
-            f"- **corpus** {plural(p.documents, 'document')}, {p.total_tokens:,} tokens, "
-            f"{plural(len(p.sources), 'file')}",
-            f"- **coverage** {c.used_rows:,} of {c.coverable_rows:,} rows used ({c.used_share:.1%}), "
-            f"{c.absent_rows:,} never seen, {c.starved_rows:,} starved",
-            f"- **forecast** {escape(s.forecast.describe())}",
-            f"- **how well** {escape(s.forecast.how_well)}",
-            f"- **starved usage** {s.risk.score:.3f} ({s.risk.band}); prior: {escape(s.risk.prior_source)}",
-            f"- **plan** {escape(s.plan_text)}",
-            *(f"- **warning** {escape(warning)}" for warning in s.warnings),
-            f"- **skipped** {escape(skipped_text(p.skip_report()))}",
-        ]
-    )
+    lines = []
+    for fact in content.facts(s):
+        lines.append(f"- **{fact.label}** {escape(', '.join(fact.parts))}")
+        if fact.note:
+            lines.append(f"  - {escape(fact.note)}")
+    return "\n".join(lines)
 
 
 def usage_table(usage: list[UsageBand]) -> str:

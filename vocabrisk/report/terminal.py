@@ -4,17 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rich import filesize
 from rich.console import Console, Group
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
 from vocabrisk.advice import Advice, data_advice_text, mixing_text
-from vocabrisk.corpus.skips import plural
+from vocabrisk.report import content
 from vocabrisk.report.content import Named
-from vocabrisk.risk.plan import describe, format_epochs
-from vocabrisk.risk.summary import RISK_BANDS, RISK_MEANING, Summary, skipped_text
+from vocabrisk.risk.summary import Summary
+from vocabrisk.risk.wording import HOW_WELL, format_epochs, plan_text, skipped_text
 
 BAND_STYLE = {"low": "green", "medium": "yellow", "high": "bold red"}
 
@@ -26,41 +25,26 @@ def _table(title: str, columns: list[tuple[str, str]]) -> Table:
     return table
 
 
+FACT_STYLE = {"forecast": "bold", "warning": "yellow", "skipped": "yellow"}
+
+
+def _fact_text(fact: content.Fact, summary: Summary) -> Text:
+    if fact.kind == "risk":  # the score bold and its band in the band's colour, then what it is read against
+        r, context = summary.risk, f"{fact.parts[1]}  ·  share of the base's usage on rows the corpus starves"
+        if summary.encoder:
+            return Text.assemble(("not applicable", "bold"), f" ({r.score:.3f} if it were causal)   {context}")
+        return Text.assemble((f"{r.score:.3f} ", "bold"), (r.band.upper(), BAND_STYLE[r.band]), f"   {context}")
+    return Text("  ·  ".join(fact.parts), style=FACT_STYLE.get(fact.kind, ""))
+
+
 def render_scan(summary: Summary, advice: Advice, console: Console) -> None:
-    p, r, c, head = summary.profile, summary.risk, summary.coverage, summary.profile.head
-    head_line = (
-        f"head {head.tensor} {head.rows}×{head.hidden} {head.dtype}"
-        + (" (tied to input embedding)" if head.tied else "")
-        if head
-        else f"no head: {p.model.get('head_note')}"
-    )
     facts = Table.grid(padding=(0, 2))
     facts.add_column(style="bold")
     facts.add_column()
-    facts.add_row("model", f"{p.model['name']}  ·  {p.tokenizer['model_type']}, {p.vocab_size:,} ids  ·  {head_line}")
-    facts.add_row(
-        "corpus",
-        f"{plural(p.documents, 'document')}  ·  {filesize.decimal(p.text_bytes)}  ·  "
-        f"{plural(p.total_tokens, 'token')}  ·  {plural(len(p.sources), 'file')}",
-    )
-    facts.add_row(
-        "coverage",
-        f"{c.used_rows:,} of {c.coverable_rows:,} rows used ({c.used_share:.1%})  ·  "
-        f"{c.absent_rows:,} never seen  ·  {c.starved_rows:,} starved",
-    )
-    facts.add_row("forecast", Text(summary.forecast.describe(), style="bold"))
-    facts.add_row("", Text(summary.forecast.how_well, style="dim"))
-    context = f"prior: {r.prior_source}  ·  share of the base's usage on rows the corpus starves"
-    if not summary.encoder:
-        risk_text = Text.assemble((f"{r.score:.3f} ", "bold"), (r.band.upper(), BAND_STYLE[r.band]), f"   {context}")
-    else:
-        risk_text = Text.assemble(("not applicable", "bold"), f" ({r.score:.3f} if it were causal)   {context}")
-    facts.add_row("starved usage", risk_text)
-    facts.add_row("", Text(f"{RISK_MEANING}; bands {RISK_BANDS}; {summary.trust}", style="dim"))
-    facts.add_row("plan", summary.plan_text)
-    for warning in summary.warnings:
-        facts.add_row("warning", Text(warning, style="yellow"))
-    facts.add_row("skipped", Text(skipped_text(p.skip_report()), style="yellow" if p.skipped else ""))
+    for fact in content.facts(summary):
+        facts.add_row(fact.label, _fact_text(fact, summary))
+        if fact.note:
+            facts.add_row("", Text(fact.note, style="dim"))
 
     groups = Table(title="Token groups by risk carried", title_justify="left", expand=False)
     for name, justify in (
@@ -109,7 +93,7 @@ def render_scan(summary: Summary, advice: Advice, console: Console) -> None:
             f"{t.exposure:.2f}",
         )
 
-    border = BAND_STYLE[r.band] if not summary.encoder else "dim"
+    border = BAND_STYLE[summary.risk.band] if not summary.encoder else "dim"
     console.print(Panel(facts, title="vocabrisk scan", title_align="left", border_style=border))
     console.print(Group(groups, top))
     console.print(_advice_panel(advice))
@@ -185,10 +169,10 @@ def render_rank(ranked: Sequence[Named], console: Console) -> None:
         if p.skipped:
             console.print(Text(f"{candidate.name}: skipped {skipped_text(p.skip_report(), example=False)}",
                                style="yellow"))  # fmt: skip
-    risk, how_well = ranked[0].summary.risk, ranked[0].summary.forecast.how_well
-    console.print(f"[dim]plan: {describe({'plan': risk.plan.to_dict()})} · prior: {risk.prior_source}[/]")
+    risk = ranked[0].summary.risk
+    console.print(f"[dim]plan: {plan_text({'plan': risk.plan.to_dict()})} · prior: {risk.prior_source}[/]")
     console.print(
-        f"[dim]order: the forecast, the rise of loss on the base model's own text, in nats; {how_well} · "
+        f"[dim]order: the forecast, the rise of loss on the base model's own text, in nats; {HOW_WELL} · "
         "unigram KL: how far the corpus's token usage is from the base model's · epochs: how many times the plan "
         "goes over each candidate · starved and never seen are shares of the head's coverable rows[/]"
     )
@@ -234,7 +218,7 @@ def render_diff(old: str, new: str, result: dict, console: Console) -> None:
         f"{result['newly_starved']:,} newly starved, {result['no_longer_starved']:,} no longer starved"
     )
     console.print(
-        f"[dim]plan: {describe({'plan': result['plan']})}; epochs over the corpus "
+        f"[dim]plan: {plan_text({'plan': result['plan']})}; epochs over the corpus "
         f"{format_epochs(result['implied_epochs_before'])} → {format_epochs(result['implied_epochs_after'])}[/]"
     )
     for warning in result["warnings"]:

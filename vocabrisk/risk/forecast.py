@@ -51,12 +51,8 @@ import numpy as np
 
 from vocabrisk.prior.old_text import OldText
 from vocabrisk.risk.calibration import Calibration
+from vocabrisk.risk.wording import HOW_WELL
 
-HOW_WELL = (
-    "held out on SmolLM2-135M (22 corpora, 40-step fine-tunes) it ranked total forgetting at Spearman +0.39 on "
-    "English prose and +0.60 on Python code (seeds agree at +0.95 and +0.86), the head's part at +0.50 and +0.71, "
-    "and came within x2 after calibration for 27% and 68% of corpora (docs/VALIDITY.md)"
-)
 MAX_SHIFT = 30.0  # nats; a larger predicted logit change means "gone" and would only overflow
 HIDDEN_SCALE = 1.0  # per-coordinate size of the final hidden state; norm gains start at 1
 
@@ -122,11 +118,6 @@ class Forecast:
         return f"+{self.total:.3f}" if self.possible else f"beyond +{self.ceiling:.1f}"
 
     @property
-    def how_well(self) -> str:
-        """How well the forecast ranked forgetting on held-out runs: what a reader should weigh it by."""
-        return HOW_WELL
-
-    @property
     def basis(self) -> str:
         """What the forecast stands on, in words: its constants, and what it lacked."""
         parts = [f"{self.calibration.source} constants" if self.calibration.calibrated else "uncalibrated defaults"]
@@ -136,7 +127,8 @@ class Forecast:
             parts.append("no 3-gram sketch in the profile (scan again to measure repetition)")
         return ", ".join(parts)
 
-    def describe(self) -> str:
+    @property
+    def text(self) -> str:
         """The forecast in one line of plain text, for every report format."""
         if not self.possible:
             return (

@@ -19,8 +19,8 @@ from typing import Any, cast
 
 import numpy as np
 
-from vocabrisk.corpus.skips import plural
 from vocabrisk.errors import PlanError
+from vocabrisk.risk.wording import format_epochs
 
 LR_SCHEDULES = ("constant", "linear", "cosine")
 TRAINS = ("all", "head-frozen", "lora", "lora+head")
@@ -174,44 +174,6 @@ class TrainingPlan:
                 hint="call plan.resolve(corpus_tokens) first",
             )
         return self.steps
-
-
-def format_epochs(epochs: float | None) -> str:
-    """Implied epochs for people: whole numbers with separators from 10, one decimal from 1, two significant
-    digits below (a run over a small part of a large corpus is not "0.0" epochs).
-
-    >>> [format_epochs(e) for e in (29_594.2, 3.04, 0.25, 0.00041, 0.0)]
-    ['29,594', '3.0', '0.25', '0.00041', '0']
-    """
-    if epochs is None:
-        return "n/a"
-    if epochs >= 10:
-        return f"{epochs:,.0f}"
-    return f"{epochs:.1f}" if epochs >= 1 else f"{epochs:.2g}"
-
-
-def describe(risk: dict) -> str:
-    """The plan in one line, from a risk dict (`Summary.to_dict()["risk"]`): its `plan` and, where the
-    dict has it, the `implied_epochs` over the corpus."""
-    plan, over_corpus = risk["plan"], "implied_epochs" in risk
-    if plan.get("epochs") is None:
-        length = plural(plan["steps"], "step")
-    else:
-        length = f"{plan['epochs']:g} epochs" + (f" = {plural(plan['steps'], 'step')}" if over_corpus else "")
-    first = f"{length} × {plan['tokens_per_step']:,} tokens"
-    if over_corpus:
-        first += f" ({format_epochs(risk['implied_epochs'])} epochs over this corpus)"
-    if "learning_rate" not in plan:  # a plan written before the optimizer settings were part of it
-        return f"{first}, β2={plan['beta2']}"
-    warmup = plan["warmup_steps"] or (f"{plan['warmup_ratio']:.0%}" if plan["warmup_ratio"] else 0)
-    parts = [
-        first,
-        f"lr {plan['learning_rate']:g} {plan['lr_schedule']}" + (f" after {warmup} warmup" if warmup else ""),
-        f"β=({plan['beta1']}, {plan['beta2']}), eps {plan['eps']:g}"
-        + (f", wd {plan['weight_decay']:g}" if plan["weight_decay"] else ""),
-        f"trains {plan['trains']}" + (f", head eps {plan['head_eps']:g}" if plan["head_eps"] else ""),
-    ]
-    return ", ".join(parts)
 
 
 # ---- validation ----------------------------------------------------------------------------

@@ -21,7 +21,8 @@ from vocabrisk.profile.profile import Profile
 from vocabrisk.risk.calibration import Calibration, load_calibration
 from vocabrisk.risk.exposure import RiskResult, assess, never_seen_share, unigram_kl
 from vocabrisk.risk.forecast import Forecast, forecast
-from vocabrisk.risk.plan import TrainingPlan, describe
+from vocabrisk.risk.plan import TrainingPlan
+from vocabrisk.risk.wording import RISK_BANDS, RISK_MEANING, plan_text, trust_text
 
 if TYPE_CHECKING:
     import polars as pl
@@ -37,11 +38,6 @@ RISK_COLUMNS = {
     "contribution": ("risk", "contribution"),
     "starved": ("risk", "starved"),
 }
-RISK_MEANING = (
-    "starved usage: prior-weighted share of output-head rows expected to drift under one-sided Adam updates "
-    "(secondary: it names the rows, the forecast ranks corpora)"
-)
-RISK_BANDS = "low < 0.05 ≤ medium < 0.20 ≤ high"
 
 
 @dataclass(frozen=True)
@@ -162,22 +158,7 @@ class Summary:
     @cached_property
     def trust(self) -> str:
         """How far to trust the risk, given the model and the prior behind it."""
-        p = self.profile
-        if self.encoder:
-            return (
-                f"does not apply: {p.model.get('head_note')}; the number is computed as for a causal model "
-                "and only the coverage and groups are meaningful"
-            )
-        if p.prior_source == "tokenizer":
-            why = p.model.get("head_note") or "--prior tokenizer"
-            return (
-                f"a rough estimate ({why}): the prior comes from the tokenizer's vocabulary order alone, which "
-                "ranked corpora like a reference corpus with Spearman 0.86 on the demo model; "
-                "pass --reference TEXT (text like the model's training data) for a firmer number"
-            )
-        if p.prior_source.startswith("head"):
-            return "a data-free prior from the head's weights; --reference TEXT gives a firmer one"
-        return "prior from text in the base model's own distribution"
+        return trust_text(self.profile, self.encoder)
 
     @cached_property
     def coverage(self) -> Coverage:
@@ -301,7 +282,7 @@ class Summary:
     @cached_property
     def plan_text(self) -> str:
         """The plan in one line, with how many times it goes over this corpus."""
-        return describe({"plan": self.risk.plan.to_dict(), "implied_epochs": self.implied_epochs})
+        return plan_text({"plan": self.risk.plan.to_dict(), "implied_epochs": self.implied_epochs})
 
     @cached_property
     def top_groups(self) -> list[str]:
@@ -358,14 +339,3 @@ class Summary:
             "warnings": self.warnings,
             "skips": p.skip_report(),
         }
-
-
-def skipped_text(skips: dict, example: bool = True) -> str:
-    """One line on what a scan left out, for every report: "nothing", or how much and the first case."""
-    if not skips["files"] and not skips["records"]:
-        return "nothing"
-    text = f"{skips['summary']}, {skips['share']:.1%} of the input"
-    if example and skips["examples"]:
-        first = skips["examples"][0]
-        text += f"; first: {first['source']}, {first['locator']}: {first['reason']}"
-    return text

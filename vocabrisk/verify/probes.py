@@ -111,6 +111,6 @@ def calibrate(
                 del tuned
     if len(measured) < 2:
         raise InputError("the probes were too small to train on", hint="give larger probe corpora")
-    key = model_key(loaded.describe(), {"fingerprint": loaded.vocab.fingerprint})
+    key = model_key(loaded.metadata(), {"fingerprint": loaded.vocab.fingerprint})
     fitted = replace(fit(measured), fingerprint=key)
     return CalibrationResult(fitted, save_calibration(fitted) if save else None, runs)

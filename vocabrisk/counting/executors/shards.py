@@ -93,8 +93,4 @@ class UserFailure:
 
 
 def strict_error(skip: Skipped) -> InputError:
-    return InputError(describe(skip), hint="--strict fails on any skipped input; drop it to skip and report")
-
-
-def describe(skip: Skipped) -> str:
-    return f"{skip.source}, {skip.locator}: {skip.reason}"
+    return InputError(skip.text, hint="--strict fails on any skipped input; drop it to skip and report")
