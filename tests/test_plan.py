@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from vocabrisk import scan
 from vocabrisk.cli.commands import main
 from vocabrisk.errors import PlanError
-from vocabrisk.risk.plan import LR_SCHEDULES, TrainingPlan, resolve_plan
+from vocabrisk.risk.plan import LR_SCHEDULES, TrainingPlan
+from vocabrisk.risk.plan_settings import resolve_plan
 
 # A TrainingArguments JSON as `to_json_string()` writes it, cut to the fields a plan reads plus a few it ignores.
 HF_ARGS = {

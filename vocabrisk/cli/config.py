@@ -20,7 +20,7 @@ the command line override what the file says (`Config.training_plan`, `Config.ga
     Hangul = 0.02
     "*" = 0.15                             # every other group
 
-    [tool.vocabrisk.plan]                  # the keys are the plan flags' names (see plan.SETTINGS)
+    [tool.vocabrisk.plan]                  # the keys are the plan flags' names (see plan_settings.SETTINGS)
     training-args = "train/training_args.json"   # relative to this file
     seq-len = 2048
     trains = "lora"
@@ -38,7 +38,8 @@ from typing import TYPE_CHECKING
 
 from vocabrisk.errors import PlanError, UsageError, VocabriskError
 from vocabrisk.report import CI_FORMATS as REPORT_FORMATS
-from vocabrisk.risk.plan import TrainingPlan, check_settings, resolve_plan
+from vocabrisk.risk.plan import TrainingPlan
+from vocabrisk.risk.plan_settings import check_settings, resolve_plan
 
 if TYPE_CHECKING:
     from vocabrisk.gate import Thresholds
@@ -84,7 +85,7 @@ class Config:
     baseline: Path | None = None
     max_risk_increase: float | None = None
     max_skipped_share: float | None = None
-    plan: dict[str, object] = field(default_factory=dict)  # plan setting (plan.SETTINGS) → value
+    plan: dict[str, object] = field(default_factory=dict)  # plan setting (plan_settings.SETTINGS) → value
 
     def training_plan(self, flags: dict) -> TrainingPlan:
         """The plan every command judges under: FLAGS (the plan flags given) over this file's plan (`resolve_plan`)."""

@@ -16,7 +16,8 @@ import click
 from vocabrisk.cli.settings import DEFAULT_MODEL, ScanSettings
 from vocabrisk.counting.executors import EXECUTORS
 from vocabrisk.report import CI_FORMATS as GATE_FORMATS
-from vocabrisk.risk.plan import LR_SCHEDULES, SETTINGS, SOURCE_SETTINGS, TRAINS, TrainingPlan
+from vocabrisk.risk.plan import CHECKS, WHOLE, TrainingPlan
+from vocabrisk.risk.plan_settings import SETTINGS, SOURCE_SETTINGS
 
 
 class Finite(click.FloatRange):
@@ -26,6 +27,18 @@ class Finite(click.FloatRange):
         if not math.isfinite(click.FLOAT.convert(value, param, ctx)):
             self.fail(f"{value!r} is not a finite number", param, ctx)
         return super().convert(value, param, ctx)
+
+
+def plan_type(setting: str) -> click.ParamType:
+    """The click type of a plan flag, made from the check the plan itself applies: one range, stated once."""
+    check = SOURCE_SETTINGS.get(setting) or CHECKS[SETTINGS[setting]]
+    if check.choices:
+        return click.Choice(check.choices)
+    low, high = (None if math.isinf(x) else x for x in (check.low, check.high))
+    if check.kind is WHOLE:
+        return click.IntRange(min=low, max=high, min_open=check.low_open, max_open=check.high_open)
+    low, high = (None if x is None else float(x) for x in (low, high))
+    return Finite(min=low, max=high, min_open=check.low_open, max_open=check.high_open)
 
 
 def options(*decorators):
@@ -57,34 +70,34 @@ _PLAN = TrainingPlan()
 plan_options = options(
     _handing_over((*SETTINGS, *SOURCE_SETTINGS), "plan_flags",
                   lambda given: {name: value for name, value in given.items() if value is not None}),
-    click.option("--steps", type=click.IntRange(min=1),
+    click.option("--steps", type=plan_type("steps"),
                  help=f"Optimizer steps of the planned run.  [default: {_PLAN.steps:,}]"),
-    click.option("--epochs", type=Finite(min=0.0, min_open=True),
+    click.option("--epochs", type=plan_type("epochs"),
                  help="Or the run's length in epochs over the corpus: the steps follow from its size."),
-    click.option("--tokens-per-step", type=click.IntRange(min=1),
+    click.option("--tokens-per-step", type=plan_type("tokens_per_step"),
                  help="Tokens in one optimizer step (batch size × sequence length × accumulation × GPUs).  "
                       f"[default: {_PLAN.tokens_per_step:,}]"),
     click.option("--training-args", type=click.Path(dir_okay=False),
                  help="Read the plan from a transformers TrainingArguments JSON (to_json_string()). Flags win over "
                       "it, and it wins over the [plan] of the configuration file."),
-    click.option("--seq-len", type=click.IntRange(min=1),
+    click.option("--seq-len", type=plan_type("seq_len"),
                  help="With --training-args: the tokens in one sequence, which TrainingArguments do not say."),
-    click.option("--world-size", type=click.IntRange(min=1),
+    click.option("--world-size", type=plan_type("world_size"),
                  help="With --training-args: data-parallel processes (GPUs) sharing each step.  [default: 1]"),
-    click.option("--lr", type=Finite(min=0.0),
+    click.option("--lr", type=plan_type("lr"),
                  help=f"Peak learning rate.  [default: {_PLAN.learning_rate:g}]"),
-    click.option("--warmup-steps", type=click.IntRange(min=0), help="Linear warmup steps.  [default: 0]"),
-    click.option("--lr-schedule", type=click.Choice(LR_SCHEDULES),
+    click.option("--warmup-steps", type=plan_type("warmup_steps"), help="Linear warmup steps.  [default: 0]"),
+    click.option("--lr-schedule", type=plan_type("lr_schedule"),
                  help="The learning rate after warmup: constant, or decaying to 0.  [default: constant]"),
-    click.option("--adam-beta1", type=Finite(0.0, 1.0, max_open=True), help="Adam's beta1.  [default: 0.9]"),
-    click.option("--adam-beta2", "--beta2", "adam_beta2", type=Finite(0.0, 1.0, max_open=True),
+    click.option("--adam-beta1", type=plan_type("adam_beta1"), help="Adam's beta1.  [default: 0.9]"),
+    click.option("--adam-beta2", "--beta2", "adam_beta2", type=plan_type("adam_beta2"),
                  help="Adam's beta2 (second-moment memory ≈ 1/(1-beta2) steps).  [default: 0.999]"),
-    click.option("--adam-eps", type=Finite(min=0.0), help="Adam's eps.  [default: 1e-08]"),
-    click.option("--weight-decay", type=Finite(min=0.0), help="AdamW's weight decay.  [default: 0]"),
-    click.option("--trains", type=click.Choice(TRAINS),
+    click.option("--adam-eps", type=plan_type("adam_eps"), help="Adam's eps.  [default: 1e-08]"),
+    click.option("--weight-decay", type=plan_type("weight_decay"), help="AdamW's weight decay.  [default: 0]"),
+    click.option("--trains", type=plan_type("trains"),
                  help="What the run trains: everything, all but the output head, LoRA adapters, or LoRA and the "
                       "head.  [default: all]"),
-    click.option("--head-eps", type=Finite(min=0.0, min_open=True),
+    click.option("--head-eps", type=plan_type("head_eps"),
                  help="Adam's eps for the output head only (the mitigation), if the run raises it."),
 )  # fmt: skip
 
@@ -160,21 +173,21 @@ gate_limit_options = options(
 # The training plan a verify or calibrate run carries out, under the plan flags' names (with defaults for a
 # short check, not for a real run), and what only a real run needs.
 verify_options = options(
-    click.option("--steps", type=click.IntRange(min=1), default=150, show_default=True, help="Optimizer steps."),
-    click.option("--lr", type=Finite(min=0.0), default=1e-3, show_default=True, help="AdamW learning rate."),
-    click.option("--tokens-per-step", type=click.IntRange(min=1), default=2048, show_default=True,
+    click.option("--steps", type=plan_type("steps"), default=150, show_default=True, help="Optimizer steps."),
+    click.option("--lr", type=plan_type("lr"), default=1e-3, show_default=True, help="AdamW learning rate."),
+    click.option("--tokens-per-step", type=plan_type("tokens_per_step"), default=2048, show_default=True,
                  help="Tokens in one optimizer step (batch = tokens-per-step / seq-len windows)."),
     click.option("--seq-len", type=click.IntRange(min=2), default=128, show_default=True, help="Window length."),
-    click.option("--lr-schedule", type=click.Choice(LR_SCHEDULES), default="constant", show_default=True,
+    click.option("--lr-schedule", type=plan_type("lr_schedule"), default="constant", show_default=True,
                  help="After warmup: constant, or linear / cosine decay to 0."),
-    click.option("--adam-beta1", "--beta1", "adam_beta1", type=Finite(0.0, 1.0, max_open=True), default=0.9,
+    click.option("--adam-beta1", "--beta1", "adam_beta1", type=plan_type("adam_beta1"), default=0.9,
                  show_default=True, help="Adam's beta1."),
-    click.option("--adam-beta2", "--beta2", "adam_beta2", type=Finite(0.0, 1.0, max_open=True), default=0.999,
+    click.option("--adam-beta2", "--beta2", "adam_beta2", type=plan_type("adam_beta2"), default=0.999,
                  show_default=True, help="Adam's beta2."),
-    click.option("--adam-eps", type=Finite(min=0.0), default=1e-8, show_default=True,
+    click.option("--adam-eps", type=plan_type("adam_eps"), default=1e-8, show_default=True,
                  help="AdamW eps of every parameter (the head's too, except in the --compare-eps run)."),
-    click.option("--weight-decay", type=Finite(min=0.0), default=0.0, show_default=True),
-    click.option("--warmup-steps", type=click.IntRange(min=0), default=15, show_default=True,
+    click.option("--weight-decay", type=plan_type("weight_decay"), default=0.0, show_default=True),
+    click.option("--warmup-steps", type=plan_type("warmup_steps"), default=15, show_default=True,
                  help="Linear warmup steps of the learning rate."),
     click.option("--grad-clip", type=Finite(min=0.0), default=1.0, show_default=True,
                  help="Clip the global gradient norm (0: off)."),

@@ -2,7 +2,7 @@
 
 A plan comes from flags, the `[plan]` table of the configuration file, or the JSON a
 transformers `TrainingArguments` writes (`training_args.json`), in that order of precedence
-(see `resolve_plan`). Its length is given in optimizer steps, or in epochs over the corpus,
+(`vocabrisk.risk.plan_settings`). Its length is given in optimizer steps, or in epochs over the corpus,
 in which case the steps follow from the corpus's size (`steps_for`, `resolve`). Either way
 the plan implies a number of epochs over the corpus, which every report shows: a default
 plan over a small corpus silently repeats it hundreds of times.
@@ -53,7 +53,7 @@ class TrainingPlan:
     def __post_init__(self) -> None:
         if self.steps is None and self.epochs is None:
             object.__setattr__(self, "steps", DEFAULT_STEPS)
-        for name, check in _CHECKS.items():
+        for name, check in CHECKS.items():
             value = getattr(self, name)
             if not (value is None and name in _OPTIONAL) and not check.holds(value):
                 raise PlanError(f"{name} = {value!r} is not {check.meaning}", hint=f"e.g. {name} = {check.example}")
@@ -165,7 +165,7 @@ class TrainingPlan:
         Tokens per step are per-device batch × gradient accumulation × WORLD_SIZE × SEQ_LEN; without
         SEQ_LEN, the `max_seq_length` or `max_length` a TRL SFTConfig writes is used.
         """
-        return cls(**_training_arguments_fields(source, seq_len, world_size))
+        return cls(**training_arguments_fields(source, seq_len, world_size))
 
     def _steps(self) -> int:
         if self.steps is None:
@@ -178,7 +178,7 @@ class TrainingPlan:
 
 # ---- validation ----------------------------------------------------------------------------
 @dataclass(frozen=True)
-class _Check:
+class Check:
     meaning: str
     example: str
     kind: type | tuple[type, ...] = Real
@@ -203,21 +203,21 @@ class _Check:
         return above and below
 
 
-_WHOLE = (int, np.integer)
-_CHECKS = {
-    "tokens_per_step": _Check("a positive whole number", "524288", _WHOLE, low=1),
-    "steps": _Check("a positive whole number", "1000", _WHOLE, low=1),
-    "epochs": _Check("a positive number", "3", low=0, low_open=True),
-    "learning_rate": _Check("a number from 0 up", "2e-5", low=0),
-    "warmup_steps": _Check("a whole number from 0 up", "100", _WHOLE, low=0),
-    "warmup_ratio": _Check("a number from 0 to 1", "0.03", low=0, high=1),
-    "lr_schedule": _Check(f"one of {', '.join(LR_SCHEDULES)}", "linear", choices=LR_SCHEDULES),
-    "beta1": _Check("a number from 0 up to (not including) 1", "0.9", low=0, high=1, high_open=True),
-    "beta2": _Check("a number from 0 up to (not including) 1", "0.999", low=0, high=1, high_open=True),
-    "eps": _Check("a number from 0 up", "1e-8", low=0),
-    "weight_decay": _Check("a number from 0 up", "0.01", low=0),
-    "trains": _Check(f"one of {', '.join(TRAINS)}", "lora", choices=TRAINS),
-    "head_eps": _Check("a positive number", "1e-5", low=0, low_open=True),
+WHOLE = (int, np.integer)
+CHECKS = {
+    "tokens_per_step": Check("a positive whole number", "524288", WHOLE, low=1),
+    "steps": Check("a positive whole number", "1000", WHOLE, low=1),
+    "epochs": Check("a positive number", "3", low=0, low_open=True),
+    "learning_rate": Check("a number from 0 up", "2e-5", low=0),
+    "warmup_steps": Check("a whole number from 0 up", "100", WHOLE, low=0),
+    "warmup_ratio": Check("a number from 0 to 1", "0.03", low=0, high=1),
+    "lr_schedule": Check(f"one of {', '.join(LR_SCHEDULES)}", "linear", choices=LR_SCHEDULES),
+    "beta1": Check("a number from 0 up to (not including) 1", "0.9", low=0, high=1, high_open=True),
+    "beta2": Check("a number from 0 up to (not including) 1", "0.999", low=0, high=1, high_open=True),
+    "eps": Check("a number from 0 up", "1e-8", low=0),
+    "weight_decay": Check("a number from 0 up", "0.01", low=0),
+    "trains": Check(f"one of {', '.join(TRAINS)}", "lora", choices=TRAINS),
+    "head_eps": Check("a positive number", "1e-5", low=0, low_open=True),
 }
 _OPTIONAL = frozenset({"steps", "epochs", "head_eps"})
 
@@ -232,7 +232,7 @@ _HF_SCHEDULES = {
 }
 
 
-def _training_arguments_fields(
+def training_arguments_fields(
     source: str | Path | dict, seq_len: int | None = None, world_size: int = 1, ignore: frozenset[str] = frozenset()
 ) -> dict:
     """The TrainingPlan fields a TrainingArguments JSON states, checked, with errors naming file and field.
@@ -241,7 +241,7 @@ def _training_arguments_fields(
     """
     where, args = _load_training_arguments(source)
 
-    def read(name: str, check: _Check, default: object = None) -> Any:  # what CHECK holds for
+    def read(name: str, check: Check, default: object = None) -> Any:  # what CHECK holds for
         value = args.get(name, default)
         if value is None or not check.holds(value):
             raise PlanError(
@@ -255,7 +255,7 @@ def _training_arguments_fields(
             f"{where}: no field per_device_train_batch_size; is this a TrainingArguments JSON?",
             hint="write it with TrainingArguments.to_json_string() (the Trainer saves training_args.bin, not JSON)",
         )
-    whole = _CHECKS["tokens_per_step"]
+    whole = CHECKS["tokens_per_step"]
     plan: dict = {}
     if "tokens_per_step" not in ignore:
         if seq_len is None:
@@ -273,15 +273,15 @@ def _training_arguments_fields(
             * int(seq_len)
         )
     if not ignore & {"steps", "epochs"}:
-        max_steps = read("max_steps", _Check("a whole number", "-1", _WHOLE), -1)
+        max_steps = read("max_steps", Check("a whole number", "-1", WHOLE), -1)
         if max_steps > 0:
             plan["steps"] = max_steps
         else:
-            plan["epochs"] = read("num_train_epochs", _CHECKS["epochs"], 3.0)
+            plan["epochs"] = read("num_train_epochs", CHECKS["epochs"], 3.0)
     for name, key in (("learning_rate", "learning_rate"), ("beta1", "adam_beta1"), ("beta2", "adam_beta2"),
                       ("eps", "adam_epsilon"), ("weight_decay", "weight_decay")):  # fmt: skip
         if name not in ignore and key in args:
-            plan[name] = read(key, _CHECKS[name])
+            plan[name] = read(key, CHECKS[name])
     optim = str(args.get("optim", "adamw_torch"))
     if "adam" not in optim:
         raise PlanError(
@@ -299,13 +299,13 @@ def _training_arguments_fields(
         if not warms_up:
             plan["warmup_steps"] = 0
     if "warmup_steps" not in ignore and "warmup_steps" not in plan:
-        steps = read("warmup_steps", _Check("a number from 0 up", "100", low=0), 0)
+        steps = read("warmup_steps", Check("a number from 0 up", "100", low=0), 0)
         if steps >= 1:  # transformers 5 takes a float, whole steps from 1 up
             plan["warmup_steps"] = int(steps)
         elif steps > 0:  # and a fraction of the steps below 1
             plan["warmup_ratio"] = steps
         elif args.get("warmup_ratio"):  # transformers 4
-            plan["warmup_ratio"] = read("warmup_ratio", _CHECKS["warmup_ratio"])
+            plan["warmup_ratio"] = read("warmup_ratio", CHECKS["warmup_ratio"])
     return plan
 
 
@@ -324,75 +324,3 @@ def _load_training_arguments(source: str | Path | dict) -> tuple[str, dict]:
     if not isinstance(data, dict):
         raise PlanError(f"{path}: holds a JSON {type(data).__name__}, not an object of TrainingArguments fields")
     return str(path), data
-
-
-# ---- settings: flags and the configuration file --------------------------------------------
-# A flag (`--adam-beta2`) or configuration key (`adam-beta2`) → the TrainingPlan field it sets.
-SETTINGS = {
-    "tokens_per_step": "tokens_per_step",
-    "steps": "steps",
-    "epochs": "epochs",
-    "lr": "learning_rate",
-    "warmup_steps": "warmup_steps",
-    "lr_schedule": "lr_schedule",
-    "adam_beta1": "beta1",
-    "adam_beta2": "beta2",
-    "adam_eps": "eps",
-    "weight_decay": "weight_decay",
-    "trains": "trains",
-    "head_eps": "head_eps",
-}
-# Settings that say where a TrainingArguments JSON is and what it does not say.
-SOURCE_SETTINGS = {
-    "training_args": _Check("a path to a TrainingArguments JSON", '"training_args.json"', (str, Path)),
-    "seq_len": _Check("a positive whole number", "2048", _WHOLE, low=1),
-    "world_size": _Check("a positive whole number", "8", _WHOLE, low=1),
-}
-
-
-def check_settings(settings: dict, where: str, spell=lambda name: f"--{name.replace('_', '-')}") -> None:
-    """Raise PlanError, naming WHERE and the setting as SPELL writes it, for a value no plan can take."""
-    unknown = sorted(set(settings) - set(SETTINGS) - set(SOURCE_SETTINGS))
-    if unknown:
-        known = ", ".join(spell(name) for name in [*SETTINGS, *SOURCE_SETTINGS])
-        raise PlanError(f"{where}: unknown settings {', '.join(map(spell, unknown))}", hint=f"known: {known}")
-    for name, value in settings.items():
-        check = SOURCE_SETTINGS.get(name) or _CHECKS[SETTINGS[name]]
-        if not check.holds(value):
-            raise PlanError(f"{where}: {spell(name)} = {value!r} is not {check.meaning}",
-                            hint=f"e.g. {spell(name)} = {check.example}")  # fmt: skip
-    if "steps" in settings and "epochs" in settings:
-        raise PlanError(f"{where}: both {spell('steps')} and {spell('epochs')} are given", hint="give one of them")
-
-
-def resolve_plan(flags: dict, configured: dict | None = None) -> TrainingPlan:
-    """The plan stated by FLAGS, over a TrainingArguments file, over the configuration file, over defaults.
-
-    FLAGS and CONFIGURED map setting names (SETTINGS, SOURCE_SETTINGS) to the values stated, nothing
-    else; CONFIGURED has been checked when the file was read. The TrainingArguments file is the one
-    --training-args names, else the configuration's. A layer that states the length (steps or epochs)
-    replaces the length of the layers below it.
-    """
-    configured = configured or {}
-    check_settings(flags, "the command line")
-    source = {name: flags.get(name, configured.get(name)) for name in SOURCE_SETTINGS}
-    flag_fields = {SETTINGS[name]: value for name, value in flags.items() if name in SETTINGS}
-    if source["training_args"] is None:
-        stray = [f"--{name.replace('_', '-')}" for name in ("seq_len", "world_size") if source[name] is not None]
-        if stray:
-            raise PlanError(
-                f"{' and '.join(stray)} only apply to a TrainingArguments file",
-                hint="add --training-args FILE, or give the tokens per step with --tokens-per-step",
-            )
-        file_fields = {}
-    else:
-        file_fields = _training_arguments_fields(
-            source["training_args"], source["seq_len"], source["world_size"] or 1, ignore=frozenset(flag_fields)
-        )
-    merged: dict = {}
-    for layer in ({SETTINGS[n]: v for n, v in configured.items() if n in SETTINGS}, file_fields, flag_fields):
-        if layer.keys() & {"steps", "epochs"}:
-            merged.pop("steps", None)
-            merged.pop("epochs", None)
-        merged.update(layer)
-    return TrainingPlan(**merged)
