@@ -4,7 +4,7 @@
     python scripts/layout.py --write    # replace it in README.md
 
 The order is the layer list of `tests/test_architecture.py`; each entry is the first sentence of the
-package's (or module's) docstring, and a package's modules follow in one line. `tests/test_layout.py`
+package's (or module's) docstring, and a package's modules follow in one line. `tests/test_readme.py`
 fails when the README's block is not what this prints.
 """
 

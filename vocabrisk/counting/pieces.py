@@ -30,7 +30,7 @@ ByteLevel's regex (with no prefix space) matches letters, digits and other chara
 of their own (a `'` starts a contraction, so no cut follows one); BERT's splits off every
 punctuation mark, and Whitespace's `\\w+|[^\\w\\s]+` splits word characters from others (`_` is
 one, so no cut is next to it). Next to an added token such a cut is not taken, since the text
-around one is split off before pre-tokenizing. The test `tests/test_pieces.py` checks the
+around one is split off before pre-tokenizing. The test `tests/counting/test_pieces.py` checks the
 equality on every shared tokenizer.
 """
 

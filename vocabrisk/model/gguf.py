@@ -46,7 +46,7 @@ _CONTROL, _USER_DEFINED = 3, 4
 
 # The Hugging Face equivalent of each llama.cpp pre-tokenizer name (tokenizer.ggml.pre) for
 # byte-level BPE vocabularies (tokenizer.ggml.model "gpt2"). Each one listed is checked
-# token for token against the original tokenizer in tests/test_gguf.py.
+# token for token against the original tokenizer in tests/model/test_gguf.py.
 _BYTE_LEVEL = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
 _DIGITS_THEN_BYTE_LEVEL = {
     "type": "Sequence",

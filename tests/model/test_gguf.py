@@ -36,7 +36,7 @@ from vocabrisk.model.vocabulary import BYTE_CHARS
 gguf = pytest.importorskip("gguf", reason="GGUF support is the optional extra vocabrisk[gguf]")
 from gguf.quants import dequantize, quantize  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 FUZZ_EXAMPLES = int(os.environ.get("VOCABRISK_FUZZ_EXAMPLES", "25"))
 SAMPLES = REPO / "sample_corpora"
 Q = gguf.GGMLQuantizationType

@@ -22,7 +22,7 @@ from vocabrisk.counting import SpecialTokenPolicy, TokenCounter  # noqa: E402
 from vocabrisk.integrations import HeadDriftMonitor, HeadDriftWarning, VocabriskCallback, watch  # noqa: E402
 from vocabrisk.model.resolve import DEMO_MODEL_DIR  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 KOREAN = REPO / "sample_corpora" / "korean-notes.txt"
 SEQUENCE = 64
 PLAN = TrainingPlan(tokens_per_step=8 * SEQUENCE, steps=12)

@@ -19,7 +19,7 @@ from vocabrisk import rank, scan
 from vocabrisk.counting.executors import ExecutorError, LocalExecutor
 from vocabrisk.errors import InputError, ModelError
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "sample_corpora"
 
 

@@ -16,7 +16,7 @@ from vocabrisk.cli.commands import main
 from vocabrisk.corpus import ReadOptions
 from vocabrisk.errors import InputError, ProfileError
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "sample_corpora"
 
 

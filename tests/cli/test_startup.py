@@ -1,6 +1,6 @@
 """What a process pays once: imports a command does not need are not made, and per-vocabulary
 work (facts, tokenizer load) is done once however many corpora a process scans (the prior:
-tests/test_prior.py)."""
+tests/prior/test_prior.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from vocabrisk.counting.executors import work
 from vocabrisk.model import facts, forked, tokenizer
 from vocabrisk.profile.scan import scan
 
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_corpora"
 HEAVY = [
     "pyarrow",
     "polars",

@@ -281,7 +281,7 @@ def test_flags_that_cannot_make_a_plan_are_refused(flags, message):
 
 
 # ---- the command line ----------------------------------------------------------------------
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_corpora"
 PROSE = str(SAMPLES / "english-prose")
 
 
@@ -422,7 +422,7 @@ def test_plan_flags_that_cannot_make_a_plan_exit_2_before_scanning(in_tmp, flags
 # ---- the README's section runs as written --------------------------------------------------
 def readme_blocks(language: str) -> list[str]:
     """The LANGUAGE code blocks of the README's "The training plan" section."""
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     section = readme.split("## The training plan\n", 1)[1].split("\n## ", 1)[0]
     return re.findall(rf"```{language}\n(.*?)```", section, flags=re.DOTALL)
 

@@ -31,7 +31,7 @@ from vocabrisk.counting.executors import (
     executor_for,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "sample_corpora"
 # profile.json holds no timing field today; one added later must be listed here to be ignored.
 TIMING_FIELDS = ("elapsed_s", "started_at", "finished_at")
@@ -276,7 +276,7 @@ def test_a_job_counts_from_its_tokenizer_file_where_it_is_and_from_a_copy_elsewh
     from vocabrisk.corpus import ReadOptions
     from vocabrisk.counting import SpecialTokenPolicy
 
-    demo = Path(__file__).resolve().parents[1] / "vocabrisk" / "demo_model" / "tokenizer.json"
+    demo = Path(__file__).resolve().parents[2] / "vocabrisk" / "demo_model" / "tokenizer.json"
     original = tmp_path / "model" / "tokenizer.json"
     original.parent.mkdir()
     original.write_bytes(demo.read_bytes())

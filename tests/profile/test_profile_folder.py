@@ -4,7 +4,7 @@ clear error naming it, never a traceback and never a forecast silently made with
 
 The fuzz cases run 60 times in CI; for a longer run:
 
-    VOCABRISK_FUZZ_EXAMPLES=2000 python -m pytest tests/test_profile_folder.py
+    VOCABRISK_FUZZ_EXAMPLES=2000 python -m pytest tests/profile/test_profile_folder.py
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from vocabrisk.cli.commands import main
 from vocabrisk.errors import MissingExtra
 from vocabrisk.storage.outputs import OutputError
 
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_corpora"
 KOREAN = str(SAMPLES / "korean-notes.txt")
 EXAMPLES = int(os.environ.get("VOCABRISK_FUZZ_EXAMPLES", "60"))
 
@@ -291,7 +291,7 @@ def test_a_gate_on_an_edited_profile_json_passes_fails_or_names_the_field(saved,
 
 
 def test_a_saved_profile_given_another_model_is_refused_and_its_own_is_accepted(saved, tmp_path):
-    gpt2 = Path(__file__).resolve().parents[2] / "shared" / "data" / "tokenizers" / "gpt2"
+    gpt2 = Path(__file__).resolve().parents[3] / "shared" / "data" / "tokenizers" / "gpt2"
     other = str(gpt2) if gpt2.is_dir() else str(tmp_path)  # a real second model where the shared data is
     for command in (["gate", str(saved), "--max-risk", "1"], ["scan", str(saved)], ["rank", str(saved)]):
         refused = CliRunner().invoke(main, [*command, "--model", other, "-q"])

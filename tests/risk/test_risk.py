@@ -16,7 +16,7 @@ from vocabrisk.errors import ProfileError
 from vocabrisk.risk.exposure import assess, band, exposure, never_seen_share, unigram_kl
 from vocabrisk.risk.summary import Summary
 
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_corpora"
 SMALL_PLAN = TrainingPlan(tokens_per_step=4096, steps=500, beta2=0.999)
 
 

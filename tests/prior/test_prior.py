@@ -19,7 +19,7 @@ from vocabrisk.model.loaded import load_model
 from vocabrisk.model.priors import head_prior, tokenizer_prior
 from vocabrisk.risk.exposure import assess
 
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_corpora"
 
 
 def spearman(a, b) -> float:

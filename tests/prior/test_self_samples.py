@@ -17,7 +17,7 @@ from vocabrisk.risk.exposure import assess
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_corpora"
 
 
 @pytest.fixture

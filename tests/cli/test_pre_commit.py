@@ -18,7 +18,7 @@ import pytest
 
 yaml = pytest.importorskip("yaml", reason="the hook manifest is read with PyYAML")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_corpora"
 BIN = Path(sys.executable).parent
 PRE_COMMIT = BIN / "pre-commit"

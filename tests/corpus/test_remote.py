@@ -24,7 +24,7 @@ from vocabrisk.corpus import ReadOptions
 from vocabrisk.corpus.hf_stream import input_for
 from vocabrisk.counting.executors import LocalExecutor
 
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_corpora"
 BUCKET = "corpora"
 
 

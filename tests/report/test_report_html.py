@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from vocabrisk import Profile, SpecialTokenPolicy, Summary, rank, scan
 from vocabrisk.cli.commands import main
 
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_corpora"
 CORPORA = ("english-prose", "korean-notes.txt", "python-code.jsonl")
 PLOT_SECTIONS = ("coverage", "groups", "tokens")
 EXTERNAL = ("http:", "https:", "//", "ftp:", "file:")

@@ -27,7 +27,7 @@ else:  # pragma: no cover - Python 3.10 reads TOML through the backport
 
 yaml = pytest.importorskip("yaml", reason="the examples are parsed with PyYAML")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_corpora"
 EXAMPLES = ROOT / "examples"
 BIN = str(Path(sys.executable).parent)  # where the `vocabrisk` console script of this environment lives

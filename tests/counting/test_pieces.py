@@ -27,7 +27,7 @@ from vocabrisk.counting.pieces import SENTENCEPIECE_WORDS, SPLIT_BEFORE_SPACE, C
 from vocabrisk.model import load_vocabulary
 from vocabrisk.model.loaded import load_model
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TOKENIZERS = ("gpt2", "gpt-neox-20b", "llama2", "bert-base-uncased", "pegasus")
 EXPECTED_RULES = {
     "gpt2": SPLIT_BEFORE_SPACE,

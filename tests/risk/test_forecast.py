@@ -22,7 +22,7 @@ from vocabrisk.risk.forecast import competition, forecast, push
 from vocabrisk.risk.plan import TrainingPlan
 from vocabrisk.risk.summary import Summary
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "sample_corpora"
 PLAN = TrainingPlan(tokens_per_step=1024, steps=100, learning_rate=1e-3, warmup_steps=10)
 

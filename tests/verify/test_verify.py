@@ -20,7 +20,7 @@ from vocabrisk.verify.metrics import top_share  # noqa: E402
 from vocabrisk.verify.run import TrainConfig, VerifyConfig, load_causal_lm, verify  # noqa: E402
 from vocabrisk.verify.train import finetune  # noqa: E402
 
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_corpora"
 KOREAN = str(SAMPLES / "korean-notes.txt")
 TINY = TrainConfig(TrainingPlan(steps=40, learning_rate=2e-3, tokens_per_step=512, warmup_steps=5), seq_len=64)
 FAST = {"--steps": "4", "--tokens-per-step": "128", "--seq-len": "32", "--eval-windows": "4"}

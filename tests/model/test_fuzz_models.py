@@ -1,8 +1,8 @@
 """Model folders whose files are cut short or corrupted (a download stopped half-way, a disk error):
 each one is a ModelError naming the file and what to do, never a traceback. The GGUF cases are in
-tests/test_gguf.py, beside the writer of small GGUF files. CI runs 25 cases each; for a longer run:
+tests/model/test_gguf.py, beside the writer of small GGUF files. CI runs 25 cases each; for a longer run:
 
-    VOCABRISK_FUZZ_EXAMPLES=500 python -m pytest tests/test_fuzz_models.py
+    VOCABRISK_FUZZ_EXAMPLES=500 python -m pytest tests/model/test_fuzz_models.py
 """
 
 from __future__ import annotations

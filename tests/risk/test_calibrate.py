@@ -16,7 +16,7 @@ from vocabrisk import scan
 from vocabrisk.cli.commands import main
 from vocabrisk.risk.summary import Summary
 
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_corpora"
 
 
 def test_calibrate_fits_the_demo_model_and_later_scans_use_it(tmp_path, monkeypatch):

@@ -1,7 +1,7 @@
 """Every reader, fed random and mutated bytes, truncated or corrupted compression and deep JSON,
 yields documents and skips and never raises. CI runs 150 cases; for a longer run:
 
-    VOCABRISK_FUZZ_EXAMPLES=5000 python -m pytest tests/test_fuzz_readers.py
+    VOCABRISK_FUZZ_EXAMPLES=5000 python -m pytest tests/corpus/test_fuzz_readers.py
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ from vocabrisk.counting.executors.checkpoint import write_counts
 from vocabrisk.integrations.datatrove import ProfileCounter, ProfileMerger, merge_profile
 from vocabrisk.integrations.partials import merge_partials
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "sample_corpora"
 BIN = str(Path(sys.executable).parent)  # where this environment's `vocabrisk` and datatrove's scripts live
 PROFILE_FILES = ("profile.json", "tokens.parquet")  # compared byte for byte; old_text.npz by its arrays
@@ -255,7 +255,7 @@ def test_vocabrisk_imports_no_datatrove_and_names_the_extra_where_it_is_missing(
 # ---- the README's examples run as written ---------------------------------------------------
 def readme_blocks(language: str) -> list[str]:
     """The LANGUAGE code blocks of the README's datatrove section."""
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Profiling a datatrove pipeline\n", 1)[1].split("\n## ", 1)[0]
     return re.findall(rf"```{language}\n(.*?)```", section, flags=re.DOTALL)
 
