@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from vocabrisk.counting import SpecialTokenPolicy, TokenCounter, TokenCounts
 from vocabrisk.counting.counts import utf8_size
 from vocabrisk.model import load_vocabulary
+from vocabrisk.model.facts import load_facts
 
 VECTORS = {"gpt-2": "gpt2", "mpt": "gpt-neox-20b", "llama-spm": "llama2", "bert-bge": "bert-base-uncased"}
 SEPARATOR = "\n__ggml_vocab_test__\n"
@@ -59,7 +60,7 @@ def test_default_policy_counts_the_tokens_the_post_processor_adds(shared_data):
 def test_append_eos_adds_one_eos_per_document(shared_data):
     path = shared_data / "tokenizers" / "gpt2" / "tokenizer.json"
     vocab = load_vocabulary(path)
-    eos = vocab.id_of("<|endoftext|>")
+    eos = load_facts(path).id_of("<|endoftext|>")
     counter = TokenCounter(path, vocab.size, SpecialTokenPolicy(append_eos=True), eos_id=eos)
     counts = counter.count(["one", "two", "three"])
     assert counts.counts[eos] == 3

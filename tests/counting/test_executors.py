@@ -30,6 +30,7 @@ from vocabrisk.counting.executors import (
     ShardResult,
     executor_for,
 )
+from vocabrisk.errors import MissingExtra
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "sample_corpora"
@@ -134,7 +135,7 @@ def test_engine_options_that_do_not_fit_are_errors_with_hints():
 
 def test_missing_ray_says_which_extra_to_install(monkeypatch, corpus):
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray now raises ImportError
-    with pytest.raises(ExecutorError) as exc:
+    with pytest.raises(MissingExtra, match="--executor ray needs ray") as exc:
         scan(corpus, "demo", executor=RayExecutor())
     assert "vocabrisk[ray]" in exc.value.hint
 

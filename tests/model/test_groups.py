@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from vocabrisk.model.facts import load_facts
 from vocabrisk.model.groups import (
     ADDED,
     BYTES,
@@ -68,8 +69,9 @@ def test_real_vocabularies_group_their_special_byte_and_added_rows(shared_data):
     groups = token_groups(llama)
     assert groups[llama.special_mask].tolist() == [SPECIAL] * int(llama.special_mask.sum())
     assert (groups == BYTES).sum() >= 256  # <0x00> ... <0xFF> byte-fallback rows
-    bert = load_vocabulary(shared_data / "tokenizers" / "bert-base-uncased" / "tokenizer.json")
+    bert_path = shared_data / "tokenizers" / "bert-base-uncased" / "tokenizer.json"
+    bert = load_vocabulary(bert_path)
     bert_groups = token_groups(bert)
-    assert bert_groups[bert.id_of("[CLS]")] == SPECIAL
+    assert bert_groups[load_facts(bert_path).id_of("[CLS]")] == SPECIAL
     assert ADDED not in set(bert_groups[~bert.added_mask])
     assert (bert_groups == "Latin").sum() > 15_000

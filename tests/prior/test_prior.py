@@ -15,6 +15,7 @@ import vocabrisk.prior.choose
 from vocabrisk import Summary, TrainingPlan, rank, scan
 from vocabrisk.cli.commands import main
 from vocabrisk.model import load_vocabulary, locate_head, resolve_model
+from vocabrisk.model.facts import load_facts
 from vocabrisk.model.loaded import load_model
 from vocabrisk.model.priors import head_prior, tokenizer_prior
 from vocabrisk.risk.exposure import assess
@@ -82,9 +83,10 @@ def test_without_weights_the_tokenizer_gives_the_prior(shared_data):
 
 @pytest.mark.parametrize("name", ["gpt2", "llama2", "bert-base-uncased", "pegasus"])
 def test_tokenizer_prior_favours_common_english_over_rare_pieces(shared_data, name):
-    vocab = load_vocabulary(shared_data / "tokenizers" / name / "tokenizer.json")
+    path = shared_data / "tokenizers" / name / "tokenizer.json"
+    vocab, facts = load_vocabulary(path), load_facts(path)
     prior = tokenizer_prior(vocab)
-    common = [i for i in (vocab.id_of(p) for p in ("the", "Ġthe", "▁the")) if i is not None]
+    common = [i for i in (facts.id_of(p) for p in ("the", "Ġthe", "▁the")) if i is not None]
     assert common and prior[common[0]] > np.median(prior[prior > 0]) * 10
     assert all(prior[i] == 0 for i in vocab.special_ids)
 

@@ -10,7 +10,6 @@ from vocabrisk.errors import InputError
 FORCEABLE_FORMATS = ("text", "jsonl", "json", "parquet", "csv", "tsv", "arrow")
 # hf_dataset is recognised from a folder's state.json and hf_stream from an hf-dataset: input;
 # neither can be forced on a file.
-FORMATS = (*FORCEABLE_FORMATS, "hf_dataset", "hf_stream")
 TEXT_UNITS = ("file", "line", "paragraph")
 
 

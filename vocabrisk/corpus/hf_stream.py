@@ -19,11 +19,10 @@ from urllib.parse import parse_qs, urlencode
 from vocabrisk.corpus.datatypes import Document, ReadOptions, Skipped, Source
 from vocabrisk.corpus.fields import FieldError, missing_column, record_text
 from vocabrisk.corpus.positions import ByteTally, Position
-from vocabrisk.errors import InputError
+from vocabrisk.errors import InputError, require
 
 PREFIX = "hf-dataset:"
 FORMAT = "hf_stream"
-_INSTALL_HINT = "pip install 'vocabrisk[remote]'"
 _ACCESS_HINT = (
     "a hub dataset needs network access (and HF_TOKEN for a gated one); a local folder or files"
     " need no network. Check the name, --split and the config (NAME:CONFIG)"
@@ -97,10 +96,7 @@ def read_hf_stream(
 
 
 def _load(ref: StreamRef):
-    try:
-        import datasets
-    except ImportError as exc:
-        raise InputError(f"reading {ref.path} needs the datasets package", hint=_INSTALL_HINT) from exc
+    datasets = require("datasets", "remote", f"reading {ref.path}")
     try:
         dataset = datasets.load_dataset(ref.name, ref.config, split=ref.split, streaming=True)
     except (OSError, ValueError) as exc:

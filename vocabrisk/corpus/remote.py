@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from vocabrisk.errors import InputError
+from vocabrisk.errors import InputError, require
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _LOCAL_SCHEME = "file://"
@@ -123,12 +123,9 @@ def random_access(path: str) -> Iterator:
 
 def _filesystem(url: str):
     """(filesystem, path within it) for a URL, with an install hint when its backend is missing."""
+    fsspec = require("fsspec.core", "remote", f"reading {url}")
     try:
-        from fsspec.core import url_to_fs
-    except ImportError as exc:
-        raise InputError(f"reading {url} needs fsspec, which is not installed", hint=INSTALL_HINT) from exc
-    try:
-        return url_to_fs(url)
+        return fsspec.url_to_fs(url)
     except ImportError as exc:
         raise InputError(f"reading {url} needs a package that is not installed: {exc}", hint=INSTALL_HINT) from exc
     except ValueError as exc:

@@ -1,7 +1,7 @@
 """What a scan left out, tallied so every report can say it: files, records, bytes, share.
 
-Kept apart from `vocabrisk.corpus`, whose readers pull in pyarrow, so that a saved profile
-and the reports load without it.
+It imports nothing of the readers (and so no pyarrow), so that a saved profile and the reports
+load without them.
 """
 
 from __future__ import annotations

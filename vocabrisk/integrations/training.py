@@ -46,6 +46,7 @@ from vocabrisk.risk.exposure import assess
 from vocabrisk.risk.plan import TrainingPlan
 from vocabrisk.risk.summary import Summary
 from vocabrisk.verify.metrics import spearman
+from vocabrisk.verify.mitigation import active_adapter, head_module
 
 log = logging.getLogger("vocabrisk")
 
@@ -83,30 +84,11 @@ def _sample(ids: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
     return np.sort(rng.choice(ids, size, replace=False)) if ids.size > size else ids
 
 
-def head_module(model):
-    """The module whose weight is the output head, through peft wrappers when there are any."""
-    base = model.get_base_model() if hasattr(model, "get_base_model") else model
-    if not hasattr(base, "get_output_embeddings") and hasattr(base, "module"):  # DistributedDataParallel
-        base = base.module
-    module = base.get_output_embeddings() if hasattr(base, "get_output_embeddings") else None
-    if module is None:
-        raise ValueError("no output head found: the model has no get_output_embeddings()")
-    copies = getattr(module, "modules_to_save", None)  # peft: lm_head listed in modules_to_save
-    if copies is not None:
-        module = copies[_active_adapter(module)]
-    return module
-
-
-def _active_adapter(module) -> str:
-    active = getattr(module, "active_adapter", "default")
-    return active[0] if isinstance(active, (list, tuple)) else active
-
-
 def _head_rows(module, index: torch.Tensor) -> torch.Tensor:
     """Rows `index` of the effective head weight, in float32."""
     if hasattr(module, "base_layer") and hasattr(module, "get_delta_weight"):  # a peft LoRA layer
         rows = module.base_layer.weight[index].float()
-        for adapter in getattr(module, "active_adapters", [_active_adapter(module)]):
+        for adapter in getattr(module, "active_adapters", [active_adapter(module)]):
             if adapter in getattr(module, "lora_A", {}):
                 rows = rows + module.get_delta_weight(adapter)[index].float()
         return rows

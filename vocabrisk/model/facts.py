@@ -68,10 +68,6 @@ class VocabularyFacts:
             pieces_json=json.dumps(vocab.pieces, ensure_ascii=False).encode("utf-8"),
         )
 
-    @cached_property
-    def special_ids(self) -> frozenset[int]:
-        return frozenset(t.id for t in self.added if t.special)
-
     def id_of(self, content: str) -> int | None:
         """The id of an added token, else of the first piece, with this exact content."""
         for token in self.added:

@@ -31,12 +31,11 @@ from pathlib import Path
 import numpy as np
 
 from vocabrisk._version import __version__
-from vocabrisk.errors import ModelError
+from vocabrisk.errors import ModelError, require
 from vocabrisk.storage.cache import cache_folder
 from vocabrisk.storage.outputs import atomic_file
 
 SUFFIX = ".gguf"
-INSTALL_HINT = "pip install 'vocabrisk[gguf]'"
 DEQUANTIZE_ROWS = 2048  # rows de-quantized at a time: their float32 copy plus gguf's temporaries
 HASH_CHUNK = 8 << 20
 RECORD = "gguf.json"  # beside the tokenizer files: the config and where the head is
@@ -79,10 +78,7 @@ def find_in_folder(folder: Path) -> Path | None:
 
 
 def _reader(path: Path):
-    try:
-        import gguf
-    except ImportError as exc:
-        raise ModelError(f"{path}: reading GGUF files needs the gguf package", hint=INSTALL_HINT) from exc
+    gguf = require("gguf", "gguf", f"{path}: reading GGUF files")
     try:
         return gguf.GGUFReader(path, "r")
     except (OSError, ValueError, KeyError, IndexError) as exc:

@@ -36,14 +36,6 @@ class ModelFiles:
     config: dict | None
     gguf: Path | None = None  # the GGUF file the folder's tokenizer files were written from
 
-    @property
-    def has_weights(self) -> bool:
-        return (
-            self.gguf is not None
-            or any(self.folder.glob("*.safetensors"))
-            or any((self.folder / n).exists() for n in ("pytorch_model.bin", "model.pt"))
-        )
-
     def pretrained(self) -> tuple[Path, dict]:
         """The folder and options transformers' `from_pretrained` loads the weights from (it
         de-quantizes a GGUF file itself)."""

@@ -118,15 +118,6 @@ class Vocabulary:
     def added_ids(self) -> frozenset[int]:
         return frozenset(t.id for t in self.added)
 
-    def id_of(self, content: str) -> int | None:
-        for token in self.added:
-            if token.content == content:
-                return token.id
-        try:
-            return self.pieces.index(content)
-        except ValueError:
-            return None
-
     def _mask(self, ids) -> np.ndarray:
         mask = np.zeros(self.size, dtype=bool)
         mask[list(ids)] = True

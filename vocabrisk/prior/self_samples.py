@@ -5,7 +5,7 @@ one another in packed pretraining) draws from the model's own distribution, so t
 of its samples estimate how much it relies on each token. `self_generated` is also the sampler
 `vocabrisk verify` uses for old text when none is given; here its ids are counted directly,
 with no decode and re-encode. Counts are cached per model and settings under
-`$VOCABRISK_CACHE` (default `~/.cache/vocabrisk`), since sampling a large model is the slow
+`$XDG_CACHE_HOME/vocabrisk` (default `~/.cache/vocabrisk`), since sampling a large model is the slow
 part. Needs torch and transformers (`pip install 'vocabrisk[verify]'`), imported only to sample.
 """
 

@@ -255,7 +255,7 @@ class Profile:
         if self.policy != other.policy:
             raise ProfileError(
                 f"profiles were counted under different special-token policies ({self.policy} vs {other.policy})",
-                hint="rescan with the same --bos/--eos options",
+                hint="rescan with the same --special-tokens/--eos options",
             )
 
     # ---- persistence -----------------------------------------------------------------

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from vocabrisk.verify.metrics import top_share
-from vocabrisk.verify.mitigation import find_head
+from vocabrisk.verify.mitigation import find_head, head_module
 
 EVAL_BATCH = 16
 HIDDEN_POSITIONS = 8192  # reference positions whose hidden states measure each row's logit change
@@ -73,7 +73,7 @@ def head_rows(model, weight: torch.Tensor, rows: np.ndarray | None = None):
 def head_inputs(model, windows: torch.Tensor, device: str, limit: int = HIDDEN_POSITIONS) -> torch.Tensor:
     """The hidden states the head reads on `windows` (captured at its input), up to `limit` positions."""
     captured = []
-    module = model.get_output_embeddings()
+    module = head_module(model)
     hook = module.register_forward_hook(lambda _m, args, _out: captured.append(args[0].detach().float()))
     model.eval()
     try:
@@ -163,7 +163,7 @@ def effects(run: RunMeasurement, base: dict) -> dict:
 
 def output_matrix(model) -> torch.Tensor:
     """A float32 copy of the output projection (the head), tied or not."""
-    return model.get_output_embeddings().weight.detach().float().clone()
+    return head_module(model).weight.detach().float().clone()
 
 
 @torch.no_grad()

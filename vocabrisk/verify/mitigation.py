@@ -38,16 +38,37 @@ class HeadReport:
         return asdict(self)
 
 
+def head_module(model):
+    """The module whose weight is the output head, through peft wrappers when there are any."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    if not hasattr(base, "get_output_embeddings") and hasattr(base, "module"):  # DistributedDataParallel
+        base = base.module
+    module = base.get_output_embeddings() if hasattr(base, "get_output_embeddings") else None
+    if module is None:
+        raise ValueError("no output head found: the model has no get_output_embeddings()")
+    copies = getattr(module, "modules_to_save", None)  # peft: lm_head listed in modules_to_save
+    if copies is not None:
+        module = copies[active_adapter(module)]
+    return module
+
+
+def active_adapter(module) -> str:
+    active = getattr(module, "active_adapter", "default")
+    return active[0] if isinstance(active, (list, tuple)) else active
+
+
 def find_head(model, head=None):
-    """(name, parameter) of the output projection's weight, found by identity.
+    """(name, parameter) of the output projection's weight, found by identity (`head_module`).
 
     `head` overrides the lookup: an `nn.Module` with a `.weight` or an `nn.Parameter`.
     """
     if head is None:
-        getter = getattr(model, "get_output_embeddings", None)
-        head = getter() if getter is not None else None
-    if head is None:
-        raise ValueError("no output head found: the model has no get_output_embeddings(); pass head=the lm_head")
+        try:
+            head = head_module(model)
+        except ValueError:
+            raise ValueError(
+                "no output head found: the model has no get_output_embeddings(); pass head=the lm_head"
+            ) from None
     weight = getattr(head, "weight", head)
     for name, param in model.named_parameters():
         if param is weight:

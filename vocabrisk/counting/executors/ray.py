@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING
 
 from vocabrisk.counting.executors.shards import ATTEMPTS, ExecutorError, Shard, ShardQueue, ShardResult, UserFailure
 from vocabrisk.counting.executors.work import CountJob, count_in_worker, limit_threads
+from vocabrisk.errors import require
 
 if TYPE_CHECKING:
     from vocabrisk.counting.executors.progress import ScanProgress
 
-INSTALL_HINT = "pip install 'vocabrisk[ray]'"
 IN_FLIGHT_PER_CPU = 2  # tasks queued per CPU, so that no worker waits for the driver between shards
 
 
@@ -46,10 +46,7 @@ class RayExecutor:
         return self._run(ray, job, shards, progress)
 
     def _connect(self):
-        try:
-            import ray
-        except ImportError as exc:
-            raise ExecutorError("--executor ray needs Ray, which is not installed", hint=INSTALL_HINT) from exc
+        ray = require("ray", "ray", "--executor ray")
         if not ray.is_initialized():
             local = {"include_dashboard": False} if self.address is None else {}
             try:
