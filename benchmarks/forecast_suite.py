@@ -77,20 +77,9 @@ QUOTED = re.compile(r"[»„\"][^»«„“\"\n]{3,200}[«“\"]")
 
 def train_config(plan: dict, device: str = "cpu", seed: int = 0):
     """The fine-tuning run a suite's plan (`Plan` as saved in suite.json) describes."""
-    from vocabrisk.risk.plan import TrainingPlan
     from vocabrisk.verify.train import TrainConfig
 
-    trained = TrainingPlan(
-        steps=plan["steps"],
-        learning_rate=plan["lr"],
-        tokens_per_step=plan["tokens_per_step"],
-        beta1=plan["beta1"],
-        beta2=plan["beta2"],
-        eps=plan["eps"],
-        weight_decay=plan["weight_decay"],
-        warmup_steps=plan["warmup_steps"],
-    )
-    return TrainConfig(trained, seq_len=plan["seq_len"], device=device, bf16=plan["bf16"], seed=seed)
+    return TrainConfig.from_dict({**plan, "device": device, "seed": seed})
 
 
 def _bounded(chunks: list[str]) -> list[str]:

@@ -21,6 +21,14 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
+@pytest.fixture(scope="session")
+def korean():
+    """The profile of the Korean sample against the demo model, scanned once for the tests that only read it."""
+    from vocabrisk import scan
+
+    return scan([str(REPO_ROOT / "sample_corpora" / "korean-notes.txt")], "demo")
+
+
 @pytest.fixture
 def no_config_above(tmp_path, monkeypatch):
     """Run in an empty folder, so no configuration file above the checkout applies."""

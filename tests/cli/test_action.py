@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
+from helpers import scratch_repo
 
 yaml = pytest.importorskip("yaml", reason="the action is read with PyYAML")
 
@@ -51,19 +51,6 @@ def stand_ins(python: Path) -> dict:
         job.path.insert(0, str(python))
 
     return {"actions/setup-python": setup_python}
-
-
-def scratch_repo(path: Path, data: str) -> Path:
-    """A data repository: data/train is DATA (a sample corpus), .vocabrisk/baseline a profile of english-prose."""
-    (path / "data" / "train").mkdir(parents=True)
-    source = SAMPLES / data
-    if source.is_dir():
-        shutil.copytree(source, path / "data" / "train", dirs_exist_ok=True)
-    else:
-        shutil.copy(source, path / "data" / "train")
-    scan = [BIN / "vocabrisk", "scan", SAMPLES / "english-prose", "--model", "demo", "--out", ".vocabrisk/baseline"]
-    subprocess.run([*map(str, scan), "-q"], cwd=path, check=True, timeout=120)
-    return path
 
 
 def readme_workflow() -> dict:

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from xml.etree import ElementTree
 
+import helpers
 import pytest
 
 if sys.version_info >= (3, 11):
@@ -34,17 +35,9 @@ BIN = str(Path(sys.executable).parent)  # where the `vocabrisk` console script o
 
 
 def scratch_repo(path: Path, data: str) -> Path:
-    """A repository whose data/train is DATA (a sample corpus), with a baseline of english-prose."""
+    """A data repository (helpers.scratch_repo) configured by examples/vocabrisk.toml."""
     shutil.copy(EXAMPLES / "vocabrisk.toml", path / "vocabrisk.toml")
-    (path / "data" / "train").mkdir(parents=True)
-    source = SAMPLES / data
-    if source.is_dir():
-        shutil.copytree(source, path / "data" / "train", dirs_exist_ok=True)
-    else:
-        shutil.copy(source, path / "data" / "train")
-    baseline = path / ".vocabrisk" / "baseline"
-    run(["vocabrisk", "scan", str(SAMPLES / "english-prose"), "--model", "demo", "--out", str(baseline), "-q"], path)
-    return path
+    return helpers.scratch_repo(path, data)
 
 
 def run(command: list[str] | str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:

@@ -8,22 +8,17 @@ import stat
 import subprocess
 import sys
 import threading
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import KOREAN, SAMPLES
+from helpers import run_cli as run
 
 from vocabrisk import Profile, scan
 from vocabrisk.cli.commands import main
 from vocabrisk.storage.outputs import OutputError, atomic_file, replace_files, write_atomic
 
-SAMPLES = Path(__file__).resolve().parents[2] / "sample_corpora"
-KOREAN = str(SAMPLES / "korean-notes.txt")
 pytestmark = pytest.mark.usefixtures("no_config_above")
-
-
-def run(*args: str, input: str | None = None):
-    return CliRunner().invoke(main, list(args), input=input, catch_exceptions=False)
 
 
 def test_report_with_no_output_flag_prints_markdown(tmp_path):

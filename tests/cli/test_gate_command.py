@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import KOREAN, SAMPLES
+from helpers import run_cli as run
 
 from vocabrisk import scan
 from vocabrisk.cli.commands import main
 
-SAMPLES = Path(__file__).resolve().parents[2] / "sample_corpora"
-KOREAN = str(SAMPLES / "korean-notes.txt")
 pytestmark = pytest.mark.usefixtures("no_config_above")
-
-
-def run(*args: str, input: str | None = None):
-    return CliRunner().invoke(main, list(args), input=input, catch_exceptions=False)
 
 
 def test_missing_reference_or_mix_names_the_option(tmp_path):

@@ -7,18 +7,12 @@ import os
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from helpers import KOREAN
+from helpers import run_cli as run
 
 from vocabrisk import scan
-from vocabrisk.cli.commands import main
 
-SAMPLES = Path(__file__).resolve().parents[2] / "sample_corpora"
-KOREAN = str(SAMPLES / "korean-notes.txt")
 pytestmark = pytest.mark.usefixtures("no_config_above")
-
-
-def run(*args: str, input: str | None = None):
-    return CliRunner().invoke(main, list(args), input=input, catch_exceptions=False)
 
 
 @pytest.fixture

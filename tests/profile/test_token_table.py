@@ -6,24 +6,18 @@ import json
 import subprocess
 import sys
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import polars as pl
 import pytest
+from helpers import SAMPLES
 
 from vocabrisk import Profile, TrainingPlan, scan
 from vocabrisk.model.head import HeadInfo
 
-SAMPLES = Path(__file__).resolve().parents[2] / "sample_corpora"
 COLUMNS = ["token_id", "token", "group", "special", "count", "prior", "reference_count"]
 PLAN = TrainingPlan(tokens_per_step=8192, steps=300)
-
-
-@pytest.fixture(scope="module")
-def korean() -> Profile:
-    return scan([str(SAMPLES / "korean-notes.txt")], "demo")
 
 
 def _null_at(token_id: int, column: str) -> pl.Expr:

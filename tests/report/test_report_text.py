@@ -2,24 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from vocabrisk import Profile, TrainingPlan, scan
+from vocabrisk import TrainingPlan
 from vocabrisk.compare import Ranked
 from vocabrisk.report.content import build_report
 from vocabrisk.report.markdown import render_markdown
 from vocabrisk.risk.summary import Summary
 
-SAMPLES = Path(__file__).resolve().parents[2] / "sample_corpora"
 COLUMNS = ["token_id", "token", "group", "special", "count", "prior", "reference_count"]
 PLAN = TrainingPlan(tokens_per_step=8192, steps=300)
-
-
-@pytest.fixture(scope="module")
-def korean() -> Profile:
-    return scan([str(SAMPLES / "korean-notes.txt")], "demo")
 
 
 def test_reports_count_one_file_and_one_document_in_the_singular(korean):

@@ -20,14 +20,8 @@ from vocabrisk.report.markdown import render_markdown
 from vocabrisk.report.terminal import render_rank, render_scan
 from vocabrisk.risk.summary import Summary
 
-SAMPLES = Path(__file__).resolve().parents[2] / "sample_corpora"
 COLUMNS = ["token_id", "token", "group", "special", "count", "prior", "reference_count"]
 PLAN = TrainingPlan(tokens_per_step=8192, steps=300)
-
-
-@pytest.fixture(scope="module")
-def korean() -> Profile:
-    return scan([str(SAMPLES / "korean-notes.txt")], "demo")
 
 
 def _diff_by_masks(old: Profile, new: Profile, plan: TrainingPlan) -> dict:

@@ -36,7 +36,6 @@ from vocabrisk.cli.output import (
     stderr_console,
 )
 from vocabrisk.corpus.hf_stream import input_for
-from vocabrisk.risk.plan import TrainingPlan
 from vocabrisk.storage.outputs import json_text
 
 # Each command imports the stages it runs in its body, so that none pays for another's
@@ -330,19 +329,10 @@ def _train_config(command: str, flags: dict):
     from vocabrisk.errors import require
 
     TrainConfig = require("vocabrisk.verify.train", "verify", command).TrainConfig
-    flags = {**flags, "grad_clip": flags["grad_clip"] or None}
-    plan = TrainingPlan(
-        steps=flags.pop("steps"),
-        tokens_per_step=flags.pop("tokens_per_step"),
-        learning_rate=flags.pop("lr"),
-        warmup_steps=flags.pop("warmup_steps"),
-        lr_schedule=flags.pop("lr_schedule"),
-        beta1=flags.pop("adam_beta1"),
-        beta2=flags.pop("adam_beta2"),
-        eps=flags.pop("adam_eps"),
-        weight_decay=flags.pop("weight_decay"),
+    spelt = {"adam_beta1": "beta1", "adam_beta2": "beta2", "adam_eps": "eps"}  # the flags' names, the run's keys
+    return TrainConfig.from_dict(
+        {spelt.get(k, k): v for k, v in flags.items()} | {"grad_clip": flags["grad_clip"] or None}
     )
-    return TrainConfig(plan, **flags)
 
 
 def _given(ctx: click.Context, **values) -> dict:

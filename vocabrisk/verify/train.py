@@ -53,6 +53,22 @@ class TrainConfig:
     def steps(self) -> int:
         return int(self.plan.steps or 0)
 
+    @classmethod
+    def from_dict(cls, data: dict) -> TrainConfig:
+        """The run `to_dict` describes, as a verify report, a benchmark suite or the command line states it."""
+        plan = TrainingPlan(
+            steps=data["steps"],
+            tokens_per_step=data["tokens_per_step"],
+            learning_rate=data["lr"],
+            warmup_steps=data["warmup_steps"],
+            lr_schedule=data.get("lr_schedule", "constant"),
+            beta1=data["beta1"],
+            beta2=data["beta2"],
+            eps=data["eps"],
+            weight_decay=data["weight_decay"],
+        )
+        return cls(plan, **{k: data[k] for k in ("seq_len", "grad_clip", "device", "bf16", "seed") if k in data})
+
     def to_dict(self) -> dict:
         plan = self.plan
         return {
