@@ -18,7 +18,6 @@ choice (`vocabrisk.counting.executors`).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import time
 from importlib.metadata import PackageNotFoundError, version
@@ -81,9 +80,12 @@ class CheckedEngine:
 
     @property
     def name(self) -> str:
-        """The engine counting this scan: the accelerator checked against the reference, or the reference."""
+        """The engine counting this scan: the accelerator checked against the reference, the reference with the
+        accelerator agreeing on everything so far (still checking), or the reference alone."""
         if self._chosen is self.accelerator:
             return f"{self.accelerator.name} (checked against {self.reference.name})"
+        if self._chosen is None:
+            return f"{self.reference.name} (cross-checked by {self.accelerator.name})"
         return self.reference.name
 
     def begin(self) -> None:
@@ -131,22 +133,38 @@ class CheckedEngine:
 
 
 def unsupported(spec: dict) -> str | None:
-    """The first component of the tokenizer (a parsed tokenizer.json) fastokens does not implement, in
-    words; None where it implements them all."""
+    """The first component of the tokenizer (a parsed tokenizer.json), in pipeline order, that fastokens
+    does not implement, in words; None where it implements them all."""
+    for part in ("normalizer", "pre_tokenizer"):
+        if what := _unsupported_part(spec, part):
+            return what
     model = spec.get("model") or {}
-    if model.get("type", "BPE") != "BPE" or "merges" not in model:
-        return f"its model ({model.get('type', 'unknown')})"
+    kind = model.get("type") or _model_type(model)
+    if kind != "BPE":
+        return f"its {kind} model"
     if model.get("dropout"):
         return "its BPE dropout (random ids)"
     for option in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(option):
             return f"its BPE {option} {model[option]!r}"
-    for part, types in _SUPPORTED.items():
-        for component in _flattened(spec.get(part), _SEQUENCE_ITEMS[part]):
-            kind = component.get("type") if isinstance(component, dict) else None
-            if kind not in types:
-                return f"its {part.replace('_', '-')} {kind}"
+    return _unsupported_part(spec, "post_processor")
+
+
+def _unsupported_part(spec: dict, part: str) -> str | None:
+    for component in _flattened(spec.get(part), _SEQUENCE_ITEMS[part]):
+        kind = component.get("type") if isinstance(component, dict) else None
+        if kind not in _SUPPORTED[part]:
+            return f"its {part.replace('_', '-')} {kind}"
     return None
+
+
+def _model_type(model: dict) -> str:
+    """The model's type where the file does not say it (older files), from its fields, as tokenizers reads it."""
+    if "merges" in model:
+        return "BPE"
+    if isinstance(model.get("vocab"), list):
+        return "Unigram"
+    return "WordPiece" if "max_input_chars_per_word" in model else "WordLevel"
 
 
 def _flattened(component: object, items: str) -> list:
@@ -159,7 +177,9 @@ def _flattened(component: object, items: str) -> list:
 
 def accelerator_missing(tokenizer_json: str) -> str | None:
     """Why fastokens cannot count this tokenizer here, in words; None where it can be tried."""
-    if importlib.util.find_spec("fastokens") is None:
+    try:
+        import fastokens  # noqa: F401
+    except ImportError:
         return "fastokens is not installed"
     content, _ = read_tokenizer_file(tokenizer_json)
     try:

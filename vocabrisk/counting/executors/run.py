@@ -54,10 +54,14 @@ class Merged:
     @property
     def engine(self) -> str | None:
         """The engines that counted, as a profile records them (None: none said, as for checkpointed shards of
-        an earlier version). An accelerator named "checked against" the reference, which counted the first
-        documents each worker checked it on, stands for both."""
-        checked = {name for name in self._engines if "checked against" in name}
-        return " + ".join(sorted(checked or self._engines)) or None
+        an earlier version). The most telling wins: an accelerator "checked against" the reference (which
+        counted the documents it was checked on), else the reference alone, else the reference "cross-checked"
+        by an accelerator that agreed on all of it."""
+        for kind in ("checked against", None, "cross-checked"):
+            names = {n for n in self._engines if (kind in n if kind else "checked" not in n)}
+            if names:
+                return " + ".join(sorted(names))
+        return None
 
     @property
     def engine_notes(self) -> list[str]:
