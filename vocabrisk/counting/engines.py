@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import time
-from importlib.metadata import PackageNotFoundError, version
 
 import numpy as np
 
@@ -38,10 +37,10 @@ FASTOKENS_HINT = (
 # Text of each scan's first documents that both engines encode before the accelerator counts alone: the
 # reference's time on it is spent anyway (its ids are the counts), so it is larger where the reference is fast.
 CHECK_CHARS = {True: 1 << 20, False: 1 << 17}  # by whether the reference has the 1.0 API
-# Where `auto` loads the accelerator: corpora of at least this many bytes. Loading fastokens takes 0.3-0.45 s
-# for a 32k-50k vocabulary; it saves about 0.3 s a MB against tokenizers 0.2x (1-4 MB/s here) and 0.01-0.02 s
-# a MB against 1.0 (30-120 MB/s, fastokens 1-2x that).
-ACCELERATE_FROM = {True: 32 << 20, False: 1 << 20}
+# Where `auto` loads the accelerator: corpora of at least this many bytes. Loading and checking fastokens adds
+# about 0.5 s to a scan of a 32k-50k vocabulary; it saves about 0.5 s a MB against tokenizers 0.2x (1-4 MB/s
+# here) and 0.01-0.02 s a MB against 1.0 (30-120 MB/s, fastokens 1-2x that). Measured: benchmarks/engines.py.
+ACCELERATE_FROM = {True: 32 << 20, False: 2 << 20}  # by whether the reference has the 1.0 API
 
 # What fastokens 0.3 implements, by component (a Sequence of them is flattened). Measured: it refuses
 # the others itself (BertNormalizer, Precompiled, NFKC, Metaspace, WordPiece, Unigram, ...).
@@ -204,15 +203,7 @@ def engine_for(choice: str, corpus_bytes: int | None) -> str:
     the corpus is too small to repay loading the accelerator (`ACCELERATE_FROM`)."""
     if choice != "auto" or corpus_bytes is None:
         return choice
-    return choice if corpus_bytes >= ACCELERATE_FROM[_reference_is_fast()] else "tokenizers"
-
-
-def _reference_is_fast() -> bool:
-    """Whether the installed tokenizers has the 1.0 API, read from its version (no import)."""
-    try:
-        return int(version("tokenizers").split(".")[0]) >= 1
-    except (PackageNotFoundError, ValueError):
-        return False
+    return choice if corpus_bytes >= ACCELERATE_FROM[is_fast_api()] else "tokenizers"
 
 
 def load_encoder(tokenizer_json: str, split_special_tokens: bool, choice: str = "tokenizers") -> Engine:

@@ -119,17 +119,17 @@ def count_pooled(
     counts are those of the batches counted since the result before it.
     """
     counter = job.counter()
-    tallies: dict[int, Tally] = {}  # the shards begun and not yet ended
+    tallies: dict[int, PooledTally] = {}  # the shards begun and not yet ended
     pending: TokenCounts | None = None
 
-    def tally(index: int) -> Tally:
+    def tally(index: int) -> PooledTally:
         if index not in tallies:
-            tallies[index] = Tally(job.vocab_size, pooled=True)
+            tallies[index] = PooledTally()
         return tallies[index]
 
     for item in in_background(pooled_batches(shards, job.read_options, on_bytes)):
         if isinstance(item, Shard):
-            result = (tallies.pop(item.index, None) or Tally(job.vocab_size, pooled=True)).result(item.index)
+            result = (tallies.pop(item.index, None) or PooledTally()).result(item.index)
             result.pooled, pending = pending, None
             yield _with_engine(result, counter)
             continue
@@ -201,12 +201,14 @@ class Tally:
 
     The counts of a long document's pieces wait in `pending` until its last piece: a document
     cut short by a skip (invalid UTF-8 half-way through a file) is then dropped whole, as a
-    short one is. A `pooled` tally keeps no counts of its own (`counts` is None), only how many
-    documents it took: `take` hands the counts back, to be pooled with other sources' (`count_pooled`).
+    short one is.
     """
 
-    def __init__(self, vocab_size: int, pooled: bool = False):
-        self.counts = None if pooled else TokenCounts.zeros(vocab_size)
+    def __init__(self, vocab_size: int):
+        self.counts = TokenCounts.zeros(vocab_size)
+        self._start()
+
+    def _start(self) -> None:
         self.documents = 0
         self.skips = SkipTally()
         self.examples: list[Skipped] = []
@@ -238,8 +240,7 @@ class Tally:
 
     def _add(self, counts: TokenCounts) -> None:
         self.documents += counts.documents
-        if self.counts is not None:
-            self.counts += counts
+        self.counts += counts
 
     def pieces(self, item: Pieces, counter: TokenCounter) -> TokenCounts | Skipped | None:
         """Take pieces of a long document; its counts once they are final, or a Skipped."""
@@ -268,4 +269,18 @@ class Tally:
             self.examples.append(item)
 
     def result(self, index: int) -> ShardResult:
-        return ShardResult(index, self.counts, self.skips, self.examples, documents=self.documents)
+        return ShardResult(index, self.counts, self.skips, self.examples)
+
+
+class PooledTally(Tally):
+    """A source's documents and skips, as a `Tally` keeps them, with no counts of its own: `take` hands
+    the counts back, to be pooled with other sources' (`count_pooled`)."""
+
+    def __init__(self) -> None:
+        self._start()
+
+    def _add(self, counts: TokenCounts) -> None:
+        self.documents += counts.documents
+
+    def result(self, index: int) -> ShardResult:
+        return ShardResult(index, None, self.skips, self.examples, documents=self.documents)
