@@ -340,3 +340,14 @@ def test_a_counter_loads_its_engine_once_and_pickles_with_its_choice(shared_data
     again = pickle.loads(pickle.dumps(counter))
     assert isinstance(again.engine, CheckedEngine) and again.engine_choice == "fastokens"
     assert encoders.load_fastokens(path) is encoders.load_fastokens(path)  # one fastokens tokenizer per process
+
+
+def test_worker_processes_each_check_the_accelerator_and_count_the_same(shared_data, fastokens_installed):
+    from vocabrisk.counting.executors import LocalExecutor
+
+    inputs = [str(shared_data / "corpora" / corpus) for corpus in CORPORA]
+    model = str(tokenizer_json(shared_data, "gpt2").parent)
+    alone = scan(inputs, model, prior="tokenizer", engine="tokenizers")
+    workers = scan(inputs, model, prior="tokenizer", engine="fastokens", executor=LocalExecutor(workers=2))
+    assert np.array_equal(alone.table.count, workers.table.count) and alone.sources == workers.sources
+    assert workers.tokenizer["engine"].startswith("fastokens") and not workers.notes

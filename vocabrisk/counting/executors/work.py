@@ -187,13 +187,17 @@ def count_in_worker(
     return result
 
 
+THREAD_VARIABLES = ("RAYON_NUM_THREADS", "FASTOKENS_BPE_THREADS")  # tokenizers' thread pool; fastokens' own
+
+
 def limit_threads(threads: int) -> None:
-    """Give the tokenizer of this worker process `threads` threads (unless the user chose),
+    """Give the engines of this worker process `threads` threads (unless the user chose),
     so that workers sharing a machine do not each start one thread per core.
 
-    Must run before the process's first encoding, when the thread pool is created.
+    Must run before the process's first encoding, when the thread pools are created.
     """
-    os.environ.setdefault("RAYON_NUM_THREADS", str(max(1, threads)))
+    for variable in THREAD_VARIABLES:
+        os.environ.setdefault(variable, str(max(1, threads)))
 
 
 class Tally:
