@@ -293,16 +293,54 @@ def test_auto_keeps_an_accelerator_only_where_it_was_faster_on_the_first_documen
     path = str(tokenizer_json(shared_data, "gpt2"))
     reference = TokenizersEngine(path, False)
     slow = Slow(FastokensEngine(path, False))
-    engine = CheckedEngine(reference, slow, probe_texts("{}"), race=race, check_chars=1000)
+    engine = CheckedEngine(reference, lambda: slow, lambda: probe_texts("{}"), race=race, check_chars=1000)
     engine.encode(["x" * 600, "y" * 600, "z"], True)
     assert engine._chosen is (reference if race else slow) and engine.note is None
 
 
 def test_auto_loads_the_accelerator_only_for_a_corpus_that_repays_it():
     limit = ACCELERATE_FROM[is_fast_api()]
-    assert engine_for("auto", limit - 1) == "tokenizers"
-    assert engine_for("auto", limit) == engine_for("auto", None) == "auto"  # unknown sizes: stdin, data in memory
-    assert engine_for("fastokens", 10) == "fastokens" and engine_for("tokenizers", None) == "tokenizers"
+    assert engine_for("auto", limit - 1) == ("tokenizers", 0)
+    assert engine_for("auto", limit) == ("auto", 0)
+    assert engine_for("auto", None) == ("auto", limit)  # size unknown (stdin, data in memory): once it has that much
+    assert engine_for("fastokens", 10) == ("fastokens", 0) and engine_for("tokenizers", None) == ("tokenizers", 0)
+
+
+@pytest.mark.parametrize("disagree", [False, True])
+def test_a_corpus_of_unknown_size_loads_the_accelerator_once_it_is_large_enough_and_checks_its_first_documents(
+    shared_data, fastokens_installed, monkeypatch, disagree
+):
+    if disagree:
+        disagreeing_on(monkeypatch, "first of all")
+    path = str(tokenizer_json(shared_data, "gpt2"))
+    loads = []
+
+    def accelerator():
+        loads.append(1)
+        return FastokensEngine(path, False)
+
+    reference = TokenizersEngine(path, False)
+    engine = CheckedEngine(
+        reference, accelerator, lambda: probe_texts("{}"), race=False, check_chars=300, load_after=900
+    )
+    first = engine.encode(["first of all " * 20, "second " * 30], True)  # 470 characters: kept, to check on
+    assert not loads and engine.name == tokenizers_version()
+    rest = engine.encode(["more text " * 50] * 3, True)  # 1,970 characters: load, check the first documents
+    assert loads == [1] and (engine.note is not None) == disagree
+    assert engine._chosen is (reference if disagree else engine.accelerator)
+    if disagree:
+        assert "on the first documents of the scan" in engine.note
+    expected = reference.encode(["first of all " * 20, "second " * 30, *["more text " * 50] * 3], True)
+    assert np.array_equal((first + rest).ids, expected.ids)
+    engine.begin()
+    assert engine._chosen is (reference if disagree else None)  # a new scan is checked again, unless one disagreed
+
+
+def test_scanning_data_in_memory_loads_no_accelerator_for_a_small_corpus(monkeypatch):
+    monkeypatch.setattr(work, "_COUNTERS", {})
+    monkeypatch.setattr(encoders, "load_fastokens", lambda *a: pytest.fail("fastokens loaded for a tiny corpus"))
+    profile = scan([["a small corpus in memory", "of two documents"]], "demo")
+    assert profile.documents == 2 and profile.tokenizer["engine"] == tokenizers_version()
 
 
 def test_auto_counts_with_the_reference_where_fastokens_is_not_installed(shared_data, monkeypatch):

@@ -40,7 +40,8 @@ class UnreadableText(CannotCount):
 
 class TokenCounter:
     """Counts documents with one tokenizer under one special-token policy, on the engine ENGINE names
-    (`vocabrisk.counting.engines`: `tokenizers`, the default, `fastokens` or `auto`)."""
+    (`vocabrisk.counting.engines`: `tokenizers`, the default, `fastokens` or `auto`, which with
+    ACCELERATE_AFTER loads the accelerator only once a scan has had that many characters of text)."""
 
     def __init__(
         self,
@@ -49,6 +50,7 @@ class TokenCounter:
         policy: SpecialTokenPolicy,
         eos_id: int | None,
         engine: str = "tokenizers",
+        accelerate_after: int = 0,
     ):
         if policy.append_eos and eos_id is None:
             raise ValueError("append_eos needs the tokenizer's EOS token id")
@@ -56,8 +58,8 @@ class TokenCounter:
         self.vocab_size = vocab_size
         self.policy = policy
         self.eos_id = eos_id
-        self.engine_choice = engine
-        self.engine = load_encoder(self.tokenizer_json, policy.split_special_tokens, engine)
+        self.engine_choice, self.accelerate_after = engine, accelerate_after
+        self.engine = load_encoder(self.tokenizer_json, policy.split_special_tokens, engine, accelerate_after)
 
     def _encode(self, texts: list[str]) -> Encoded:
         return self.engine.encode(texts, self.policy.add_special_tokens)
@@ -105,7 +107,8 @@ class TokenCounter:
 
     def __reduce__(self):
         # Worker processes rebuild the tokenizer from its file rather than unpickling it.
-        return (TokenCounter, (self.tokenizer_json, self.vocab_size, self.policy, self.eos_id, self.engine_choice))
+        arguments = (self.tokenizer_json, self.vocab_size, self.policy, self.eos_id)
+        return (TokenCounter, (*arguments, self.engine_choice, self.accelerate_after))
 
     def encode(self, texts: Sequence[str]) -> list[np.ndarray]:
         """Token ids of each document (int64), as the model's tokenizer gives them under the policy."""

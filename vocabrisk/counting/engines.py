@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -57,71 +58,128 @@ class EngineError(VocabriskError):
 
 
 class CheckedEngine:
-    """An accelerator that counts only once it has reproduced the reference: on the probe set when made, and
-    on the first `check_chars` of text of each scan (`begin`), which the reference encodes, and so counts,
-    meanwhile. A disagreement anywhere, and everything after counts with the reference: `note` says why.
+    """An accelerator that counts only once it has reproduced the reference: on the probe set when it is
+    loaded, and on the first `check_chars` of text of each scan (`begin`), which the reference encodes, and so
+    counts, meanwhile. A disagreement anywhere, and everything after counts with the reference: `note` says why.
 
-    With `race` (what `auto` asks for), the accelerator also has to have encoded those first documents
-    faster than the reference did; else the reference counts the rest, which is no disagreement.
+    With `race` (what `auto` asks for), the accelerator also has to have encoded those first documents faster
+    than the reference did; else the reference counts the rest, which is no disagreement. With `load_after`
+    (`auto` on a corpus of unknown size), the accelerator is loaded only once the reference has encoded that
+    much of the scan's text, which may be all of it; the first documents are kept until then to check it on.
     """
 
-    def __init__(self, reference: Engine, accelerator: Engine, probes: list[str], race: bool, check_chars: int):
-        self.reference, self.accelerator = reference, accelerator
-        self.race, self.check_chars = race, check_chars
+    def __init__(
+        self,
+        reference: Engine,
+        accelerator: Callable[[], Engine],
+        probes: Callable[[], list[str]],
+        race: bool,
+        check_chars: int,
+        load_after: int = 0,
+    ):
+        self.reference = reference
+        self.accelerator: Engine | None = None  # loaded by `_load`
+        self._make, self._probes = accelerator, probes
+        self.race, self.check_chars, self.load_after = race, check_chars, load_after
         self.note: str | None = None
-        self._chosen: Engine | None = None  # the engine that counts the rest of this scan, once settled
-        self._checked = 0  # characters of this scan's text both engines have encoded
-        self._seconds = [0.0, 0.0]  # the reference's and the accelerator's time on them
-        for add in (True, False):
-            if self.note is None:
-                self._compare(probes, add, "the probe set")
+        self._unavailable = False  # the accelerator could not be loaded (auto, lazily): the reference counts
         self.begin()
+        if load_after <= 0:
+            self._load()
 
     @property
     def name(self) -> str:
         """The engine counting this scan: the accelerator checked against the reference, the reference with the
         accelerator agreeing on everything so far (still checking), or the reference alone."""
+        if self.accelerator is None or self._chosen is self.reference:
+            return self.reference.name
         if self._chosen is self.accelerator:
             return f"{self.accelerator.name} (checked against {self.reference.name})"
-        if self._chosen is None:
-            return f"{self.reference.name} (cross-checked by {self.accelerator.name})"
-        return self.reference.name
+        return f"{self.reference.name} (cross-checked by {self.accelerator.name})"
 
     def begin(self) -> None:
         """A new scan: check the accelerator again on its first documents (unless it has disagreed already)."""
-        self._chosen = self.reference if self.note else None
-        self._checked, self._seconds = 0, [0.0, 0.0]
+        self._chosen: Engine | None = self.reference if self.note or self._unavailable else None
+        self._checked = 0  # characters of this scan's text both engines have encoded
+        self._seconds = [0.0, 0.0]  # the reference's and the accelerator's time on them
+        self._seen = 0  # characters of this scan's text encoded
+        self._kept: list[tuple[list[str], bool, Encoded, float]] = []  # its first documents, while not loaded
+        self._kept_chars = 0
 
     def encode(self, texts: list[str], add_special_tokens: bool) -> Encoded:
         if self._chosen is not None:
             return self._chosen.encode(texts, add_special_tokens)
-        if self.note is not None:
-            self._chosen = self.reference
-            return self.reference.encode(texts, add_special_tokens)
-        size, split = 0, len(texts)
-        for index, text in enumerate(texts):
-            size += len(text)
-            if self._checked + size >= self.check_chars:
-                split = index + 1
-                break
-        head, tail = texts[:split], texts[split:]
+        if self.accelerator is None:
+            return self._before_loading(texts, add_special_tokens)
+        head, tail, size = _split(texts, self.check_chars - self._checked)
         encoded = self._compare(head, add_special_tokens, "the first documents of the scan")
         self._checked += size
+        self._settle()
+        return encoded + self.encode(tail, add_special_tokens) if tail else encoded
+
+    def _before_loading(self, texts: list[str], add_special_tokens: bool) -> Encoded:
+        """The reference's ids of TEXTS, its first documents kept (with its time on them) to check on; the
+        accelerator loaded once the scan has had `load_after` characters of text."""
+        head, tail, size = _split(texts, self.check_chars - self._kept_chars)
+        parts = []
+        if head:
+            start = time.perf_counter()
+            parts.append(self.reference.encode(head, add_special_tokens))
+            self._kept.append((head, add_special_tokens, parts[0], time.perf_counter() - start))
+            self._kept_chars += sum(map(len, head))
+        if tail:
+            parts.append(self.reference.encode(tail, add_special_tokens))
+        self._seen += size + sum(map(len, tail))
+        if self._seen >= self.load_after:
+            self._load()
+        return parts[0] + parts[1] if len(parts) == 2 else parts[0] if parts else self.reference.encode([], True)
+
+    def _load(self) -> None:
+        """Load the accelerator, check it on the probes and on the documents kept, and settle if it can."""
+        try:
+            self.accelerator = self._make()
+        except (ImportError, ValueError, RuntimeError, OSError):  # auto: not installed, or a file it refuses
+            self._unavailable, self._chosen = True, self.reference
+            return
+        probes = self._probes()
+        for add in (True, False):
+            if self.note is None:
+                self._compare(probes, add, "the probe set", timed=False)
+        kept, self._kept = self._kept, []
+        for texts, add, expected, seconds in kept:
+            if self.note is None:
+                self._compare(texts, add, "the first documents of the scan", expected, seconds)
+                self._checked += sum(map(len, texts))
+        self._settle()
+
+    def _settle(self) -> None:
         if self.note is not None:
             self._chosen = self.reference
         elif self._checked >= self.check_chars:
             slower = self.race and self._seconds[1] > self._seconds[0]
             self._chosen = self.reference if slower else self.accelerator
-        return encoded + self.encode(tail, add_special_tokens) if tail else encoded
 
-    def _compare(self, texts: list[str], add_special_tokens: bool, where: str) -> Encoded:
-        """The reference's ids of TEXTS, encoded by both engines; a disagreement sets `note`."""
+    def _compare(
+        self,
+        texts: list[str],
+        add_special_tokens: bool,
+        where: str,
+        expected: Encoded | None = None,
+        seconds: float = 0.0,
+        timed: bool = True,
+    ) -> Encoded:
+        """The reference's ids of TEXTS (EXPECTED, where it has encoded them already, in SECONDS), encoded by the
+        accelerator too; a disagreement sets `note`."""
+        assert self.accelerator is not None
+        if expected is None:
+            start = time.perf_counter()
+            expected = self.reference.encode(texts, add_special_tokens)
+            seconds = time.perf_counter() - start
         start = time.perf_counter()
-        expected = self.reference.encode(texts, add_special_tokens)
-        middle = time.perf_counter()
         found = self.accelerator.encode(texts, add_special_tokens)
-        self._seconds[0] += middle - start
-        self._seconds[1] += time.perf_counter() - middle
+        if timed:
+            self._seconds[0] += seconds
+            self._seconds[1] += time.perf_counter() - start
         if not np.array_equal(expected.bounds, found.bounds) or not np.array_equal(expected.ids, found.ids):
             difference = first_difference(texts, expected.documents(), found.documents())
             self.note = (
@@ -129,6 +187,17 @@ class CheckedEngine:
                 f"{add_special_tokens}): {difference}; everything was counted with {self.reference.name} alone"
             )
         return expected
+
+
+def _split(texts: list[str], budget: int) -> tuple[list[str], list[str], int]:
+    """TEXTS as the first ones that reach BUDGET characters (all of them, if they do not), the rest, and the
+    first ones' characters."""
+    size = 0
+    for index, text in enumerate(texts):
+        if size >= budget:
+            return texts[:index], texts[index:], size
+        size += len(text)
+    return texts, [], size
 
 
 def unsupported(spec: dict) -> str | None:
@@ -198,28 +267,47 @@ def check_engine(choice: str, tokenizer_json: str) -> None:
         raise EngineError(f"--engine fastokens: {why}", hint=FASTOKENS_HINT)
 
 
-def engine_for(choice: str, corpus_bytes: int | None) -> str:
-    """The engine a scan of CORPUS_BYTES (None: not known) asks its workers for: `auto` is `tokenizers` where
-    the corpus is too small to repay loading the accelerator (`ACCELERATE_FROM`)."""
-    if choice != "auto" or corpus_bytes is None:
-        return choice
-    return choice if corpus_bytes >= ACCELERATE_FROM[is_fast_api()] else "tokenizers"
+def engine_for(choice: str, corpus_bytes: int | None) -> tuple[str, int]:
+    """The engine a scan of CORPUS_BYTES (None: not known) asks its workers for, and after how many characters
+    of text to load an accelerator: `auto` is `tokenizers` where the corpus is too small to repay loading it
+    (`ACCELERATE_FROM`); where its size is not known (stdin, data in memory), it is loaded once that much
+    text has been counted."""
+    if choice != "auto":
+        return choice, 0
+    enough = ACCELERATE_FROM[is_fast_api()]
+    if corpus_bytes is None:
+        return choice, enough
+    return (choice, 0) if corpus_bytes >= enough else ("tokenizers", 0)
 
 
-def load_encoder(tokenizer_json: str, split_special_tokens: bool, choice: str = "tokenizers") -> Engine:
-    """The engine CHOICE names for this tokenizer: the reference, or the accelerator checked against it."""
+def load_encoder(
+    tokenizer_json: str, split_special_tokens: bool, choice: str = "tokenizers", load_after: int = 0
+) -> Engine:
+    """The engine CHOICE names for this tokenizer: the reference, or the accelerator checked against it (with
+    `auto`, loaded once LOAD_AFTER characters of a scan's text have been counted)."""
     reference = TokenizersEngine(tokenizer_json, split_special_tokens)
     if choice == "tokenizers":
         return reference
-    why = accelerator_missing(tokenizer_json)
-    if why is None:
-        try:
-            accelerator = FastokensEngine(tokenizer_json, split_special_tokens)
-        except (ValueError, RuntimeError, OSError) as exc:  # what it raises for a file it will not load
-            why = f"{fastokens_version() or 'fastokens'} cannot load the tokenizer ({exc})"
-    if why is not None:
+
+    def accelerator() -> Engine:
+        why = accelerator_missing(tokenizer_json)
+        if why is None:
+            try:
+                return FastokensEngine(tokenizer_json, split_special_tokens)
+            except (ValueError, RuntimeError, OSError) as exc:  # what it raises for a file it will not load
+                why = f"{fastokens_version() or 'fastokens'} cannot load the tokenizer ({exc})"
         if choice == "fastokens":
             raise EngineError(f"--engine fastokens: {why}", hint=FASTOKENS_HINT)
-        return reference
-    probes = probe_texts(read_tokenizer_file(tokenizer_json)[0])
-    return CheckedEngine(reference, accelerator, probes, race=choice == "auto", check_chars=CHECK_CHARS[is_fast_api()])
+        raise ImportError(why)
+
+    def probes() -> list[str]:
+        return probe_texts(read_tokenizer_file(tokenizer_json)[0])
+
+    check_chars = CHECK_CHARS[is_fast_api()]
+    if choice == "fastokens" or load_after <= 0:
+        try:
+            loaded = accelerator()
+        except ImportError:  # auto: fastokens cannot count this tokenizer here
+            return reference
+        return CheckedEngine(reference, lambda: loaded, probes, race=choice == "auto", check_chars=check_chars)
+    return CheckedEngine(reference, accelerator, probes, race=True, check_chars=check_chars, load_after=load_after)

@@ -99,7 +99,8 @@ def count_inputs(
         saved = Checkpoint.open(checkpoint, identity, shards, loaded.vocab.size, resume)
     sizes = [s.size for s in sources]
     known = None if None in sizes else sum(sizes)
-    job = replace(job, engine=engine_for(engine, known), pool_shards=saved is None)
+    chosen, after = engine_for(engine, known)
+    job = replace(job, engine=chosen, accelerate_after=after, pool_shards=saved is None)
     if progress:
         progress.start(known, len(sources))
     merged = count_corpus(job, shards, executor, saved, progress)

@@ -46,6 +46,7 @@ class CountJob:
     strict: bool = False
     tokenizer_path: str | None = None  # where the file is on the machine that made the job
     engine: str = "tokenizers"  # what encodes: `vocabrisk.counting.engines` (each worker checks an accelerator)
+    accelerate_after: int = 0  # with `auto`: characters of text counted before an accelerator is loaded
     # Whether this process may count shards in batches across their boundaries (`count_pooled`): not where
     # each shard's own counts are kept (a checkpoint)
     pool_shards: bool = False
@@ -57,7 +58,7 @@ class CountJob:
 
     def counter(self) -> TokenCounter:
         """This process's counter for the job's tokenizer, loaded once."""
-        key = (self.tokenizer_digest, self.vocab_size, self.policy, self.eos_id, self.engine)
+        key = (self.tokenizer_digest, self.vocab_size, self.policy, self.eos_id, self.engine, self.accelerate_after)
         if key not in _COUNTERS:
             _COUNTERS[key] = TokenCounter(self._tokenizer_file(), *key[1:])
         return _COUNTERS[key]
