@@ -190,7 +190,8 @@ def measure(env: Env, model: Path, corpus: Path, rounds: int, work: Path) -> dic
                 continue
             seconds, done = timed(env, commands[name])
             if done.returncode:
-                failed[name] = (done.stderr.strip().splitlines() or ["failed"])[0][:80]
+                error = " ".join(done.stderr.split()).removeprefix("error: ").removeprefix("--engine fastokens: ")
+                failed[name] = error.split(" hint: ")[0][:100] or "failed"
                 continue
             times[name].append(seconds)
             if name == "plain":
