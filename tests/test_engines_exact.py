@@ -234,6 +234,7 @@ def test_a_disagreeing_accelerator_leaves_the_whole_scan_to_the_reference_and_ev
     marker = "😀" if where == "the probe set" else "Wherefore art thou"  # the probes hold emoji, not Shakespeare
     disagreeing_on(monkeypatch, marker)
     monkeypatch.setattr(engines, "ACCELERATE_FROM", {True: 0, False: 0})  # auto tries fastokens on any corpus
+    monkeypatch.setattr(engines._Loading, "ready", lambda self: self._thread.join() or True)  # loaded in time
     model = str(tokenizer_json(shared_data, "gpt2").parent)
     corpus = tmp_path / "corpus.txt"
     text = (shared_data / "corpora" / "en-shakespeare" / "input.txt").read_text(encoding="utf-8")
@@ -293,7 +294,7 @@ def test_auto_keeps_an_accelerator_only_where_it_was_faster_on_the_first_documen
     path = str(tokenizer_json(shared_data, "gpt2"))
     reference = TokenizersEngine(path, False)
     slow = Slow(FastokensEngine(path, False))
-    engine = CheckedEngine(reference, lambda: slow, lambda: probe_texts("{}"), race=race, check_chars=1000)
+    engine = CheckedEngine(reference, lambda: slow, lambda: probe_texts({}), race=race, check_chars=1000)
     engine.encode(["x" * 600, "y" * 600, "z"], True)
     assert engine._chosen is (reference if race else slow) and engine.note is None
 
@@ -320,9 +321,7 @@ def test_a_corpus_of_unknown_size_loads_the_accelerator_once_it_is_large_enough_
         return FastokensEngine(path, False)
 
     reference = TokenizersEngine(path, False)
-    engine = CheckedEngine(
-        reference, accelerator, lambda: probe_texts("{}"), race=False, check_chars=300, load_after=900
-    )
+    engine = CheckedEngine(reference, accelerator, lambda: probe_texts({}), race=False, check_chars=300, load_after=900)
     first = engine.encode(["first of all " * 20, "second " * 30], True)  # 470 characters: kept, to check on
     assert not loads and engine.name == tokenizers_version()
     rest = engine.encode(["more text " * 50] * 3, True)  # 1,970 characters: load, check the first documents
@@ -389,3 +388,29 @@ def test_worker_processes_each_check_the_accelerator_and_count_the_same(shared_d
     workers = scan(inputs, model, prior="tokenizer", engine="fastokens", executor=LocalExecutor(workers=2))
     assert np.array_equal(alone.table.count, workers.table.count) and alone.sources == workers.sources
     assert workers.tokenizer["engine"].startswith("fastokens") and not workers.notes
+
+
+def test_auto_loads_the_accelerator_in_a_thread_while_the_reference_counts_and_checks_it_on_the_first_documents(
+    shared_data, fastokens_installed
+):
+    import threading
+
+    path = str(tokenizer_json(shared_data, "gpt2"))
+    reference, gate = TokenizersEngine(path, False), threading.Event()
+
+    def accelerator():
+        gate.wait(10)  # loading until the test lets it finish
+        return FastokensEngine(path, False)
+
+    engine = CheckedEngine(
+        reference, accelerator, lambda: probe_texts({}), race=False, check_chars=500, background=True
+    )
+    first = ["the first documents " * 30, "of the scan " * 10]
+    before = engine.encode(first, True)  # counted by the reference alone, kept to check on
+    assert engine.accelerator is None and engine.name == tokenizers_version()
+    gate.set()
+    engine._loading._thread.join()
+    after = engine.encode(["the rest " * 100], True)  # loaded now: checked on the first documents, then counts
+    assert engine.note is None and engine._chosen is engine.accelerator and engine._checked >= 500
+    expected = reference.encode([*first, "the rest " * 100], True)
+    assert np.array_equal((before + after).ids, expected.ids)

@@ -10,8 +10,6 @@ the first documents of every scan.
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 
 PROBES: tuple[str, ...] = (
@@ -68,16 +66,13 @@ PROBES: tuple[str, ...] = (
 )
 
 
-def probe_texts(spec_text: str | bytes, limit: int = 400) -> list[str]:
-    """The built-in probes, and each of the tokenizer's added tokens (up to LIMIT of them) alone, doubled,
-    inside a word, between spaces and at a line's end: where added-token matching (its lstrip, rstrip,
-    single_word and normalized flags) decides the ids."""
+def probe_texts(spec: dict, limit: int = 400) -> list[str]:
+    """The built-in probes, and each added token of the tokenizer (SPEC, its parsed tokenizer.json; up to LIMIT
+    of them) alone, doubled, inside a word, between spaces and at a line's end: where added-token matching
+    (its lstrip, rstrip, single_word and normalized flags) decides the ids."""
     texts = list(PROBES)
-    try:
-        added = json.loads(spec_text).get("added_tokens") or []
-    except (ValueError, AttributeError):
-        added = []
-    for token in added[:limit]:
+    added = spec.get("added_tokens") if isinstance(spec, dict) else None
+    for token in (added if isinstance(added, list) else [])[:limit]:
         content = token.get("content") if isinstance(token, dict) else None
         if content:
             texts += [content, content * 2, f"a{content}b", f" {content} ", f"x  {content}\n", content.upper()]

@@ -133,10 +133,10 @@ def load_fastokens(tokenizer_json: Path | str):
     if digest not in _FASTOKENS:
         import fastokens
 
-        spec = _parsed(content) if b'"ByteLevel"' in content else {}
-        missing = missing_bytes(spec)
+        missing = lacking_bytes(tokenizer_json)  # as the reference found them, so that both give the same ids
         if missing:
-            tokenizer = fastokens.Tokenizer.from_json_str(json.dumps(_with_bytes(spec, missing), ensure_ascii=False))
+            spec = _with_bytes(_parsed(content), missing)
+            tokenizer = fastokens.Tokenizer.from_json_str(json.dumps(spec, ensure_ascii=False))
         else:
             tokenizer = fastokens.Tokenizer.from_file(str(tokenizer_json))
         tokenizer.no_truncation()
