@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -414,3 +415,29 @@ def test_auto_loads_the_accelerator_in_a_thread_while_the_reference_counts_and_c
     assert engine.note is None and engine._chosen is engine.accelerator and engine._checked >= 500
     expected = reference.encode([*first, "the rest " * 100], True)
     assert np.array_equal((before + after).ids, expected.ids)
+
+
+MEMORY_SCRIPT = """
+import base64, random, sys
+from vocabrisk import scan
+size, path, model = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+with open(path, "w") as file:
+    file.write(base64.b64encode(random.Random(0).randbytes(size * 3 // 4)).decode())
+profile = scan([path], model, prior="tokenizer", engine="fastokens")
+peak = int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) * 1024
+print(peak, profile.documents, profile.skipped, profile.tokenizer["engine"])
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="peak memory is read from /proc")
+def test_fastokens_memory_stays_bounded_on_text_without_spaces(shared_data, fastokens_installed, tmp_path):
+    """Every base64 piece is a new word: fastokens' cache of encoded words fills, to a bound (about 200 MB;
+    the reference's own bounds: test_pieces.py)."""
+    model = str(tokenizer_json(shared_data, "gpt2").parent)
+    args = [sys.executable, "-c", MEMORY_SCRIPT, "20000000", str(tmp_path / "base64.txt"), model]
+    run = subprocess.run(
+        args, capture_output=True, text=True, timeout=300, check=True, env={**os.environ, "PYTHONPATH": str(REPO)}
+    )
+    peak, documents, skipped, engine = run.stdout.split(maxsplit=3)
+    assert (documents, skipped) == ("1", "0") and engine.startswith("fastokens")
+    assert int(peak) < 800e6, peak
