@@ -295,14 +295,24 @@ def accelerator_missing(tokenizer_json: str) -> str | None:
 
 
 def _spec(tokenizer_json: str) -> dict:
-    """The parsed tokenizer.json ({} where it is none), parsed once per process for each content (tens of ms)."""
+    """What the checks read of the tokenizer.json ({} where it is no JSON object): its components, its model's
+    options, its added tokens; not the vocabulary and merges, which parsed take tens of MB. Parsed once per
+    process for each content (tens of ms)."""
     content, digest = read_tokenizer_file(tokenizer_json)
     if digest not in _SPECS:
         try:
             spec = json.loads(content)
         except ValueError:
             spec = {}
-        _SPECS.clear()  # one tokenizer at a time, in practice: hold no more than its spec
+        if isinstance(spec, dict):
+            model = spec.get("model") if isinstance(spec.get("model"), dict) else {}
+            kept = {key: value for key, value in model.items() if key not in ("vocab", "merges")}
+            if "merges" in model:
+                kept["merges"] = []
+            if isinstance(model.get("vocab"), list):
+                kept["vocab"] = []
+            spec = {**spec, "model": kept}
+        _SPECS.clear()  # one tokenizer at a time, in practice
         _SPECS[digest] = spec if isinstance(spec, dict) else {}
     return _SPECS[digest]
 
