@@ -227,7 +227,7 @@ def test_a_long_record_without_spaces_is_counted_in_pieces(tmp_path):
 MEMORY_SCRIPT = """
 import base64, random, resource, sys
 from vocabrisk import scan
-kind, size, path, model = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+kind, size, path, model, engine = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[6]
 rng = random.Random(0)
 with open(path, "w") as file:
     if kind == "base64":
@@ -235,7 +235,7 @@ with open(path, "w") as file:
     else:  # one unbroken word
         file.write("".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=size)))
     del rng
-profile = scan([path, sys.argv[5]], model, prior="tokenizer")
+profile = scan([path, sys.argv[5]], model, prior="tokenizer", engine=engine)
 try:  # VmHWM is this program's own peak: Linux keeps ru_maxrss across exec, so it can be the forking parent's
     status = open("/proc/self/status").read()
     peak = int(status.split("VmHWM:")[1].split()[0]) * 1024
@@ -247,11 +247,12 @@ for skip in profile.skipped_examples:
 """
 
 
-def scan_in_subprocess(tmp_path, kind: str, size: int, model: Path) -> tuple[int, list[str]]:
-    """Peak RSS (bytes) of a scan of one generated file beside a short one, and what it printed."""
+def scan_in_subprocess(tmp_path, kind: str, size: int, model: Path, engine="tokenizers") -> tuple[int, list[str]]:
+    """Peak RSS (bytes) of a scan of one generated file beside a short one, and what it printed. The bounds
+    below are the reference engine's; fastokens' (which keeps a bounded cache of its own): test_engines_exact.py."""
     short = tmp_path / "short.txt"
     short.write_text("a short document", encoding="utf-8")
-    args = [kind, str(size), str(tmp_path / f"{kind}-{size}.txt"), str(model), str(short)]
+    args = [kind, str(size), str(tmp_path / f"{kind}-{size}.txt"), str(model), str(short), engine]
     run = subprocess.run(
         [sys.executable, "-c", MEMORY_SCRIPT, *args],
         capture_output=True, text=True, timeout=240, check=True, env={**os.environ, "PYTHONPATH": str(REPO)},

@@ -14,6 +14,7 @@ import math
 import click
 
 from vocabrisk.cli.settings import DEFAULT_MODEL, ScanSettings
+from vocabrisk.counting.engines import ENGINES
 from vocabrisk.counting.executors import EXECUTORS
 from vocabrisk.report import CI_FORMATS as GATE_FORMATS
 from vocabrisk.risk.plan import CHECKS, WHOLE, TrainingPlan
@@ -128,10 +129,30 @@ corpus_options = options(
     click.option("--strict", is_flag=True, help="Fail on the first skipped file or record instead of reporting it."),
     click.option("--quiet", "-q", is_flag=True, help="No progress bar."),
 )  # fmt: skip
+
+
+def _engine(ctx, param, value):
+    """--engine names the tokenizer engine; where counting runs was once `--engine local|ray`, now --executor."""
+    if value in EXECUTORS:
+        raise click.BadParameter(
+            f"{value!r} is where counting runs, which --executor chooses now (--executor {value}); --engine "
+            f"chooses what encodes: {', '.join(ENGINES)}",
+            ctx,
+            param,
+        )
+    if value not in ENGINES:
+        raise click.BadParameter(f"{value!r} is not one of {', '.join(ENGINES)}", ctx, param)
+    return value
+
+
 executor_options = options(
-    click.option("--executor", "--engine", "executor", type=click.Choice(EXECUTORS), default="local", show_default=True,
+    click.option("--executor", "executor", type=click.Choice(EXECUTORS), default="local", show_default=True,
                  help="Where counting runs: this machine, or a Ray cluster (pip install 'vocabrisk[ray]'). "
                       "The profile is the same either way."),
+    click.option("--engine", default="auto", show_default=True, callback=_engine, metavar="[auto|tokenizers|fastokens]",
+                 help="What encodes: tokenizers (the reference), fastokens (an accelerator, checked against the "
+                      "reference on hard strings and on the corpus's first documents), or auto: the faster that "
+                      "counts exactly here. The counts are the same either way."),
     click.option("--workers", type=click.IntRange(min=1),
                  help="Counting processes (local) or tasks in flight (ray), each counting whole files.  "
                       "[default: local 1, ray every CPU of the cluster]"),

@@ -1,7 +1,7 @@
 """How a command reads and counts corpora, and where their prior comes from: one `ScanSettings`.
 
 `scan`, `rank`, `gate` and `verify` take the same corpus flags (--model, --text-field, the
-special-token flags, --reference, --prior, --executor); they become one ScanSettings, which
+special-token flags, --reference, --prior, --executor, --engine); they become one ScanSettings, which
 loads the model, starts the executor and counts the reference once per command, however many
 corpora the command then counts. Whether an input is a saved profile or a corpus is decided
 in `vocabrisk.profile.inputs`, the same way for every input.
@@ -54,6 +54,7 @@ class ScanSettings:
     executor: str = "local"
     workers: int | None = None
     address: str | None = None
+    engine: str = "auto"  # what encodes: `vocabrisk.counting.engines`
     # Makes the context each count runs in, which yields the ScanProgress to report to (or None).
     progress: Callable[[], AbstractContextManager] = field(default=nullcontext, compare=False, repr=False)
 
@@ -171,6 +172,7 @@ class ScanSettings:
                 executor=self.counting_executor,
                 checkpoint=checkpoint,
                 resume=resume,
+                engine=self.engine,
             )
 
 

@@ -1,8 +1,9 @@
 """Exact token counts: a tokenizer run over documents, counted per id, mergeable, with a 3-gram sketch.
 
 `counter` counts documents (`pieces` cuts long ones where the tokenizer would anyway), `encoder` runs the
-tokenizer, `counts` and `repeats` are the mergeable result, `policy` the special-token rules, `inputs` counts
-the inputs of a run, and `executors` decide where that runs.
+tokenizer on an engine, `engines` chooses that engine (the reference, or an accelerator checked against it on
+`probes` and on the corpus), `counts` and `repeats` are the mergeable result, `policy` the special-token rules,
+`inputs` counts the inputs of a run, and `executors` decide where that runs.
 """
 
 from vocabrisk.counting.counter import TokenCounter

@@ -6,16 +6,16 @@ cuts every document at 192 tokens). A batch's ids are counted with one `bincount
 their concatenation, so Python does no work per token; the same concatenation feeds the 3-gram
 sketch (`vocabrisk.counting.repeats`) the forecast reads repetition from.
 
-A document holding a byte the vocabulary has no token for (`vocabrisk.counting.encoder`) encodes to
-an id past the vocabulary: no count of it would be the model's, so it is refused by name
-(`UnreadableText`), and the engines skip it.
+The ids come from a counting engine (`vocabrisk.counting.engines`): the reference, `tokenizers`, or an
+accelerator checked against it; the counts are the same whichever counts. A document holding a byte the
+vocabulary has no token for (`vocabrisk.model.tokenizer`) encodes to an id past the vocabulary: no count of
+it would be the model's, so it is refused by name (`UnreadableText`), and the executors skip it.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 
@@ -23,10 +23,11 @@ import numpy as np
 
 from vocabrisk.counting import repeats
 from vocabrisk.counting.counts import TokenCounts, utf8_size
-from vocabrisk.counting.encoder import load_encoder
+from vocabrisk.counting.encoder import Encoded
+from vocabrisk.counting.engines import load_encoder
 from vocabrisk.counting.pieces import CannotCount, LongDocument, cut_rule, exact_cuts, matched_added_tokens
 from vocabrisk.counting.policy import SpecialTokenPolicy
-from vocabrisk.model.tokenizer import lacking_bytes, tokenizers_version
+from vocabrisk.model.tokenizer import lacking_bytes
 
 
 class UnreadableText(CannotCount):
@@ -38,15 +39,46 @@ class UnreadableText(CannotCount):
 
 
 class TokenCounter:
-    def __init__(self, tokenizer_json: Path | str, vocab_size: int, policy: SpecialTokenPolicy, eos_id: int | None):
+    """Counts documents with one tokenizer under one special-token policy, on the engine ENGINE names
+    (`vocabrisk.counting.engines`: `tokenizers`, the default, `fastokens` or `auto`, which with
+    ACCELERATE_AFTER loads the accelerator only once a scan has had that many characters of text)."""
+
+    def __init__(
+        self,
+        tokenizer_json: Path | str,
+        vocab_size: int,
+        policy: SpecialTokenPolicy,
+        eos_id: int | None,
+        engine: str = "tokenizers",
+        accelerate_after: int = 0,
+    ):
         if policy.append_eos and eos_id is None:
             raise ValueError("append_eos needs the tokenizer's EOS token id")
         self.tokenizer_json = str(tokenizer_json)
         self.vocab_size = vocab_size
         self.policy = policy
         self.eos_id = eos_id
-        self.engine = tokenizers_version()
-        self._encode = load_encoder(self.tokenizer_json, policy)
+        self.engine_choice, self.accelerate_after = engine, accelerate_after
+        self.engine = load_encoder(self.tokenizer_json, policy.split_special_tokens, engine, accelerate_after)
+
+    def _encode(self, texts: list[str]) -> Encoded:
+        return self.engine.encode(texts, self.policy.add_special_tokens)
+
+    def begin_scan(self) -> None:
+        """A new corpus: an accelerator is checked again on its first documents."""
+        begin = getattr(self.engine, "begin", None)
+        if begin is not None:
+            begin()
+
+    @property
+    def engine_name(self) -> str:
+        """The engine counting now, as a profile records it."""
+        return self.engine.name
+
+    @property
+    def engine_note(self) -> str | None:
+        """Why an accelerator asked for does not count: its disagreement with the reference, if any."""
+        return getattr(self.engine, "note", None)
 
     # What counting long documents in pieces needs, made only when the first one arrives.
     @cached_property
@@ -65,25 +97,26 @@ class TokenCounter:
     def matched_tokens(self) -> tuple[str, ...]:
         return matched_added_tokens(self._spec, self.policy.split_special_tokens)
 
-    @cached_property
-    def _encode_plain(self):
-        return load_encoder(self.tokenizer_json, replace(self.policy, add_special_tokens=False))
+    def _encode_plain(self, texts: list[str]) -> Encoded:
+        return self.engine.encode(texts, False)
 
     @cached_property
     def _document_specials(self) -> np.ndarray:
-        specials = self._encode([""])[0] if self.policy.add_special_tokens else np.zeros(0, dtype=np.int64)
+        specials = self._encode([""]).ids if self.policy.add_special_tokens else np.zeros(0, dtype=np.int64)
         return np.bincount(specials.astype(np.int64), minlength=self.vocab_size)
 
     def __reduce__(self):
         # Worker processes rebuild the tokenizer from its file rather than unpickling it.
-        return (TokenCounter, (self.tokenizer_json, self.vocab_size, self.policy, self.eos_id))
+        arguments = (self.tokenizer_json, self.vocab_size, self.policy, self.eos_id)
+        return (TokenCounter, (*arguments, self.engine_choice, self.accelerate_after))
 
     def encode(self, texts: Sequence[str]) -> list[np.ndarray]:
         """Token ids of each document (int64), as the model's tokenizer gives them under the policy."""
         texts = list(texts)
-        ids = [i.astype(np.int64) for i in self._encode(texts)]
-        if any(i.size and i.max() >= self.vocab_size for i in ids):
-            raise self._unreadable(texts, ids)
+        encoded = self._encode(texts)
+        if encoded.ids.size and encoded.ids.max() >= self.vocab_size:
+            raise self._unreadable(texts, encoded)
+        ids = [i.astype(np.int64) for i in encoded.documents()]
         if self.policy.append_eos:
             ids = [np.append(i, self.eos_id) for i in ids]
         return ids
@@ -112,7 +145,7 @@ class TokenCounter:
         texts = list(texts)
         encoded = self._encode_plain(texts)
         counted = self._counts_of(texts, encoded, joined=before)
-        return counted, np.concatenate([before, *encoded])[-2:]
+        return counted, np.concatenate([before, encoded.ids.astype(np.int64)])[-2:]
 
     @cached_property
     def _special_rows(self) -> np.ndarray:
@@ -122,28 +155,28 @@ class TokenCounter:
         special[[i for i in ids if 0 <= i < self.vocab_size]] = True
         return special
 
-    def _counts_of(self, texts: list[str], encoded: Sequence[np.ndarray], joined: np.ndarray | None = None):
+    def _counts_of(self, texts: list[str], encoded: Encoded, joined: np.ndarray | None = None):
         """The token counts and 3-gram sketch of encoded texts, refusing ids past the vocabulary.
 
         Each text is its own document for the sketch; with JOINED (the ids just before), the texts are
         consecutive parts of one document, which those ids began.
         """
-        ids = np.concatenate(encoded)
+        ids = encoded.ids
         counts = np.bincount(ids, minlength=self.vocab_size).astype(np.int64, copy=False)
         if counts.size > self.vocab_size:
             raise self._unreadable(texts, encoded)
         if joined is None:
-            buckets, trigrams = repeats.sketch(ids, [len(e) for e in encoded], self._special_rows)
+            buckets, trigrams = repeats.sketch(ids, encoded.lengths, self._special_rows)
         else:
             whole = np.concatenate([joined.astype(ids.dtype), ids])
             buckets, trigrams = repeats.sketch(whole, [len(whole)], self._special_rows)
         return TokenCounts(counts, trigram_sketch=buckets, trigrams=trigrams)
 
-    def _unreadable(self, texts: list[str], encoded: Sequence[np.ndarray]) -> UnreadableText:
+    def _unreadable(self, texts: list[str], encoded: Encoded) -> UnreadableText:
         """The error naming each document whose ids go past the vocabulary, and the character why."""
         lacking = lacking_bytes(self.tokenizer_json)
         reasons = {}
-        for index, ids in enumerate(encoded):
+        for index, ids in enumerate(encoded.documents()):
             past = ids[ids >= self.vocab_size]
             if past.size:
                 byte = lacking[int(past[0]) - self.vocab_size]

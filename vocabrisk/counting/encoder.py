@@ -1,43 +1,96 @@
-"""The encoder: one call that turns a batch of documents into token-id arrays, on either `tokenizers` API.
+"""The encoders: each counting engine's way to turn a batch of documents into token ids, all alike.
 
-`tokenizers>=1.0` is the fast path: 5-57x the 0.2x releases on the same text and cores
-(docs/PERFORMANCE.md), with identical ids. It takes truncation and padding per call and hands
-ids back as numpy arrays. The 0.2x API stays supported, as the correct path where 1.0 cannot
-be installed (next to transformers, which pins `tokenizers<0.24`); there, `encode_batch_fast`
-skips the offsets that counting never reads. (Where counting runs is `vocabrisk.counting.executors`;
-the tokenizer itself is loaded by `vocabrisk.model.tokenizer`.)
+`TokenizersEngine` is the reference, Hugging Face `tokenizers`, on the 1.0 API (ids handed back as numpy
+arrays, truncation and padding per call) or the 0.2x one, which transformers pins (`tokenizers<0.24`), where
+`encode_batch_fast` skips the offsets counting never reads. `FastokensEngine` is the accelerator, which
+hands a batch back as one flat buffer of ids. Which one counts, and only once checked against the
+reference, is `vocabrisk.counting.engines`'s choice; the tokenizer files are loaded by
+`vocabrisk.model.tokenizer`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
-from vocabrisk.counting.policy import SpecialTokenPolicy
-from vocabrisk.model.tokenizer import is_fast_api, load_tokenizer
-
-Encoder = Callable[[list[str]], list[np.ndarray]]
+from vocabrisk.model.tokenizer import fastokens_version, is_fast_api, load_fastokens, load_tokenizer, tokenizers_version
 
 
-def load_encoder(tokenizer_json: str, policy: SpecialTokenPolicy) -> Encoder:
-    """An encoder applying the policy with truncation and padding off, whatever the file says."""
-    tokenizer = load_tokenizer(tokenizer_json)
-    if is_fast_api():
-        kwargs = {
-            "add_special_tokens": policy.add_special_tokens,
-            "encode_special_tokens": policy.split_special_tokens,
-            "truncation": None,
-            "padding": None,
-        }
-        return lambda texts: [e.ids_array for e in tokenizer.encode_batch(texts, **kwargs)]
-    tokenizer.no_truncation()
-    tokenizer.no_padding()
-    encode_batch = getattr(tokenizer, "encode_batch_fast", tokenizer.encode_batch)  # _fast: 0.20.1+
-    add, split = policy.add_special_tokens, policy.split_special_tokens
+@dataclass(frozen=True)
+class Encoded:
+    """The ids of a batch of documents, one after another: document i's are `ids[bounds[i]:bounds[i + 1]]`."""
 
-    def encode(texts: list[str]) -> list[np.ndarray]:
-        tokenizer.encode_special_tokens = split  # set per call: the tokenizer is shared by every encoder
-        return [np.array(e.ids, dtype=np.uint32) for e in encode_batch(texts, add_special_tokens=add)]
+    ids: np.ndarray  # unsigned integers, as the engine hands them back
+    bounds: np.ndarray  # int64, one more than there are documents
 
-    return encode
+    @classmethod
+    def of(cls, documents: list) -> Encoded:
+        """From each document's ids (arrays or lists)."""
+        arrays = [np.asarray(d, dtype=np.uint32) for d in documents]
+        lengths = np.fromiter(map(len, arrays), dtype=np.int64, count=len(arrays))
+        ids = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.uint32)
+        return cls(ids, np.concatenate([[0], np.cumsum(lengths)]))
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.bounds)
+
+    def documents(self) -> list[np.ndarray]:
+        return np.split(self.ids, self.bounds[1:-1]) if len(self.bounds) > 1 else []
+
+    def __add__(self, other: Encoded) -> Encoded:
+        """This batch's documents, then OTHER's."""
+        bounds = np.concatenate([self.bounds, other.bounds[1:] + self.bounds[-1]])
+        return Encoded(np.concatenate([self.ids, other.ids.astype(self.ids.dtype, copy=False)]), bounds)
+
+
+class Engine(Protocol):
+    """Encodes documents as the tokenizer does, each on its own; `name` says which engine (and version)."""
+
+    name: str
+
+    def encode(self, texts: list[str], add_special_tokens: bool) -> Encoded: ...
+
+
+class TokenizersEngine:
+    """The reference: Hugging Face `tokenizers`, on either API, with truncation and padding off."""
+
+    def __init__(self, tokenizer_json: str, split_special_tokens: bool):
+        self.name = tokenizers_version()
+        self._tokenizer = tokenizer = load_tokenizer(tokenizer_json)
+        self._split = split_special_tokens
+        self._fast = is_fast_api()
+        if not self._fast:
+            tokenizer.no_truncation()
+            tokenizer.no_padding()
+            self._encode_batch = getattr(tokenizer, "encode_batch_fast", tokenizer.encode_batch)  # _fast: 0.20.1+
+
+    def encode(self, texts: list[str], add_special_tokens: bool) -> Encoded:
+        if self._fast:
+            found = self._tokenizer.encode_batch(
+                texts,
+                add_special_tokens=add_special_tokens,
+                encode_special_tokens=self._split,
+                truncation=None,
+                padding=None,
+            )
+            return Encoded.of([e.ids_array for e in found])
+        self._tokenizer.encode_special_tokens = self._split  # set per call: every engine of the process shares it
+        return Encoded.of([e.ids for e in self._encode_batch(texts, add_special_tokens=add_special_tokens)])
+
+
+class FastokensEngine:
+    """fastokens: a batch encoded into one flat buffer of ids, with no Python object per document."""
+
+    def __init__(self, tokenizer_json: str, split_special_tokens: bool):
+        self.name = fastokens_version() or "fastokens"
+        self._tokenizer = load_fastokens(tokenizer_json)
+        self._split = split_special_tokens
+
+    def encode(self, texts: list[str], add_special_tokens: bool) -> Encoded:
+        ids, bounds = self._tokenizer.encode_batch_flat(
+            texts, add_special_tokens=add_special_tokens, split_special_tokens=self._split
+        )
+        return Encoded(np.frombuffer(ids, dtype=np.uint32), np.frombuffer(bounds, dtype=np.uint64).astype(np.int64))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from vocabrisk._version import __version__
@@ -20,6 +20,7 @@ from vocabrisk.corpus import ReadOptions, Skipped, Source, discover
 from vocabrisk.corpus.memory import MemorySource, is_data, memory_source
 from vocabrisk.corpus.skips import SkipTally
 from vocabrisk.counting import SpecialTokenPolicy
+from vocabrisk.counting.engines import check_engine, engine_for
 from vocabrisk.counting.executors import (
     Checkpoint,
     CountJob,
@@ -76,10 +77,13 @@ def count_inputs(
     progress: ScanProgress | None = None,
     checkpoint: Path | str | None = None,
     resume: bool = False,
+    engine: str = "tokenizers",
 ) -> Counted:
-    """Every document of `inputs` (as `vocabrisk.scan` takes them) counted; an error if there is none."""
+    """Every document of `inputs` (as `vocabrisk.scan` takes them) counted with the ENGINE it names
+    (`vocabrisk.counting.engines`); an error if there is none."""
     paths, in_memory = split_inputs(inputs)
     job = count_job(loaded, policy, read_options, strict)
+    check_engine(engine, str(loaded.files.tokenizer_json))
     if resume and checkpoint is None:
         raise InputError("--resume continues from a checkpoint folder", hint="name it with --checkpoint DIR")
     sources, skipped = discover(paths, read_options) if paths or not in_memory else ([], [])
@@ -93,9 +97,12 @@ def count_inputs(
     if checkpoint is not None:
         identity = _identity(loaded, policy, read_options, sources)
         saved = Checkpoint.open(checkpoint, identity, shards, loaded.vocab.size, resume)
+    sizes = [s.size for s in sources]
+    known = None if None in sizes else sum(sizes)
+    chosen, after = engine_for(engine, known)
+    job = replace(job, engine=chosen, accelerate_after=after, pool_shards=saved is None)
     if progress:
-        sizes = [s.size for s in sources]
-        progress.start(None if None in sizes else sum(sizes), len(sources))
+        progress.start(known, len(sources))
     merged = count_corpus(job, shards, executor, saved, progress)
 
     skips = SkipTally.of(skipped) + merged.skips
@@ -111,7 +118,12 @@ def count_inputs(
     return Counted(merged, sources, shards, skips, skipped)
 
 
-def count_job(loaded: LoadedModel, policy: SpecialTokenPolicy, read_options: ReadOptions, strict: bool) -> CountJob:
+def count_job(
+    loaded: LoadedModel,
+    policy: SpecialTokenPolicy,
+    read_options: ReadOptions,
+    strict: bool,
+) -> CountJob:
     """What every worker needs to count with LOADED's tokenizer under POLICY; an error if POLICY asks for
     an EOS the model does not define."""
     if policy.append_eos and loaded.eos_id is None:

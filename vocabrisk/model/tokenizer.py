@@ -1,9 +1,10 @@
-"""The model's tokenizer, loaded once per process, on either `tokenizers` API.
+"""The model's tokenizer, loaded once per process, on either `tokenizers` API, and in fastokens.
 
 A byte-level vocabulary without a token for every byte UTF-8 text can hold (SmolLM2's lacks eight) is
 loaded with the tokens it lacks added past its last id: 1.0 refuses such a vocabulary as it is, and
-0.2x drops those bytes from the ids without a word. Either release then gives the same ids for any
-text, and an id past the vocabulary marks text the model cannot read (`vocabrisk.counting.counter`).
+0.2x (and fastokens) drop those bytes from the ids without a word. Every engine then gives the same
+ids for any text, and an id past the vocabulary marks text the model cannot read
+(`vocabrisk.counting.counter`). Which engine counts is `vocabrisk.counting.engines`'s choice.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from vocabrisk.model.vocabulary import BYTE_CHARS, UTF8_BYTES, missing_bytes, re
 
 # By sha256 of the file: its tokenizer, shared by every encoder of the process, and the bytes it lacks.
 _TOKENIZERS: dict[str, tuple[object, tuple[int, ...]]] = {}
+_FASTOKENS: dict[str, object] = {}  # the same, in fastokens
 
 
 def tokenizers_version() -> str:
@@ -25,6 +27,16 @@ def tokenizers_version() -> str:
     import tokenizers
 
     return f"tokenizers {tokenizers.__version__}"
+
+
+def fastokens_version() -> str | None:
+    """The installed fastokens, as reports name it ("fastokens 0.3.5"); None where it is not installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"fastokens {version('fastokens')}"
+    except PackageNotFoundError:
+        return None
 
 
 def is_fast_api() -> bool:
@@ -108,6 +120,29 @@ def _with_bytes(spec: dict, missing: tuple[int, ...]) -> dict:
     size = 1 + max([*vocab.values(), *(int(t["id"]) for t in spec.get("added_tokens") or [])])
     vocab.update({BYTE_CHARS[b]: size + i for i, b in enumerate(missing)})
     return {**spec, "model": {**spec["model"], "vocab": vocab}}
+
+
+def load_fastokens(tokenizer_json: Path | str):
+    """The file's `fastokens.Tokenizer`, loaded once per process for each content, with the bytes the
+    vocabulary lacks added as for `tokenizers` (so that its ids are the same), truncation and padding off.
+
+    ImportError where fastokens is not installed; ValueError where it refuses the file (a component it
+    does not implement).
+    """
+    content, digest = read_tokenizer_file(tokenizer_json)
+    if digest not in _FASTOKENS:
+        import fastokens
+
+        missing = lacking_bytes(tokenizer_json)  # as the reference found them, so that both give the same ids
+        if missing:
+            spec = _with_bytes(_parsed(content), missing)
+            tokenizer = fastokens.Tokenizer.from_json_str(json.dumps(spec, ensure_ascii=False))
+        else:
+            tokenizer = fastokens.Tokenizer.from_file(str(tokenizer_json))
+        tokenizer.no_truncation()
+        tokenizer.no_padding()
+        _FASTOKENS[digest] = tokenizer
+    return _FASTOKENS[digest]
 
 
 def preload_tokenizer(tokenizer_json: Path | str) -> None:

@@ -79,7 +79,9 @@ class Profile:
     # How much the corpus repeats itself: {"trigrams": n, "collision": Σ f(g)²} (`vocabrisk.counting.repeats`);
     # None in a profile saved before vocabrisk measured it
     repetition: dict | None = None
-    notes: tuple[str, ...] = ()  # what a loaded profile lacks that would change its numbers (reports show them)
+    # What a reader should know of how it was made, which reports show: what a loaded profile lacks that would
+    # change its numbers, an accelerated engine that disagreed with the reference (`tokenizer["engine_note"]`)
+    notes: tuple[str, ...] = ()
 
     @classmethod
     def from_arrays(
@@ -237,12 +239,14 @@ class Profile:
         return replace(
             self,
             per_token=replace(self.table, count=counts.counts),
+            tokenizer=_merged_tokenizer(self.tokenizer, other.tokenizer),
             documents=counts.documents,
             text_bytes=counts.text_bytes,
             total_tokens=self.total_tokens + other.total_tokens,
             sources=self.sources + other.sources,
             skips=self.skips + other.skips,
             skipped_examples=(self.skipped_examples + other.skipped_examples)[:MAX_SKIP_EXAMPLES],
+            notes=tuple(dict.fromkeys(self.notes + other.notes)),
         )
 
     def check_compatible(self, other: Profile) -> None:
@@ -365,12 +369,27 @@ class Profile:
                 tool_version=meta["tool_version"],
                 old_text=old_text,
                 repetition=_repetition(folder, meta.get("repetition")),
-                notes=notes,
+                notes=(*notes, *_engine_notes(meta["tokenizer"])),
             )
         except KeyError as exc:
             raise _corrupt(folder, f"{PROFILE_JSON} has no field {exc.args[0]!r}") from exc
         except (AttributeError, TypeError, ValueError) as exc:
             raise _corrupt(folder, f"{PROFILE_JSON} has a field of the wrong kind ({exc})") from exc
+
+
+def _merged_tokenizer(first: dict, other: dict) -> dict:
+    """The tokenizer entry of two profiles added: the same tokenizer (`check_compatible`), counted by the
+    engines of either (the counts of every engine are the same; `vocabrisk.counting.engines`)."""
+    engines = [part for t in (first, other) for part in str(t.get("engine") or "").split(" + ") if part]
+    notes = [t["engine_note"] for t in (first, other) if t.get("engine_note")]
+    merged = {**first, "engine": " + ".join(dict.fromkeys(engines))} if engines else dict(first)
+    merged.pop("engine_note", None)
+    return {**merged, "engine_note": " ".join(dict.fromkeys(notes))} if notes else merged
+
+
+def _engine_notes(tokenizer: dict) -> tuple[str, ...]:
+    note = tokenizer.get("engine_note")
+    return (note,) if isinstance(note, str) and note else ()
 
 
 # What readers of profile.json rely on: each field's JSON type, and for the objects the keys they read.

@@ -41,6 +41,7 @@ def scan(
     executor: Executor | None = None,
     checkpoint: Path | str | None = None,
     resume: bool = False,
+    engine: str = "auto",
 ) -> Profile:
     """Count every token of the corpora in `inputs` with the model's tokenizer.
 
@@ -64,7 +65,8 @@ def scan(
 
     `executor` is where counting runs (default: `LocalExecutor()`, this process). With a
     `checkpoint` folder each shard's counts are saved as they are done; `resume` continues
-    from those of an earlier, interrupted run of the same scan.
+    from those of an earlier, interrupted run of the same scan. `engine` is what encodes:
+    "tokenizers", "fastokens" or "auto" (`vocabrisk.counting.engines`); the counts are the same.
 
     >>> profile = scan(["sample_corpora/"], "demo")
     >>> profile.documents, profile.total_tokens
@@ -87,6 +89,7 @@ def scan(
         progress=progress,
         checkpoint=checkpoint,
         resume=resume,
+        engine=engine,
     )
     given = reference_prior(loaded, reference) if isinstance(reference, Profile) else reference
     chosen = choose_prior(loaded, policy, given, prior, executor, read_options)
@@ -99,6 +102,8 @@ def scan(
         sources=counted.source_stats(),
         skips=counted.skips,
         skipped=counted.skipped,
+        engine=counted.merged.engine,
+        engine_notes=counted.merged.engine_notes,
     )
 
 
@@ -112,12 +117,16 @@ def assemble_profile(
     sources: list[dict],
     skips: SkipTally,
     skipped: Sequence[Skipped],
+    engine: str | None = None,
+    engine_notes: Sequence[str] = (),
 ) -> Profile:
     """The profile of COUNTS (a corpus counted with LOADED's tokenizer) under the CHOSEN prior.
 
     `sources` are the entries `Counted.source_stats` makes, in discovery order; `skipped` the skips in
-    the order a reader meets them, of which the profile keeps the first few. Every profile is put
-    together here, whoever counted it (`scan`, or the datatrove integration's merge).
+    the order a reader meets them, of which the profile keeps the first few. `engine` names what counted
+    (default: the installed tokenizers), `engine_notes` each disagreement of an accelerator with it, which
+    every report shows (`Profile.notes`). Every profile is put together here, whoever counted it (`scan`, or
+    the datatrove integration's merge).
     """
     vocab = loaded.vocab
     return Profile.from_arrays(
@@ -135,7 +144,8 @@ def assemble_profile(
             "model_type": vocab.model_type,
             "vocab_size": vocab.size,
             "truncation_in_file": vocab.truncation is not None,
-            "engine": tokenizers_version(),
+            "engine": engine or tokenizers_version(),
+            **({"engine_note": " ".join(engine_notes)} if engine_notes else {}),
         },
         model=loaded.metadata(),
         policy=policy.to_dict(),
@@ -143,6 +153,7 @@ def assemble_profile(
         sources=sources,
         skips=skips,
         skipped_examples=[_skip_dict(s) for s in skipped[:MAX_SKIP_EXAMPLES]],
+        notes=tuple(engine_notes),
     )
 
 

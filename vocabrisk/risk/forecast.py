@@ -44,6 +44,7 @@ Without calibration the documented defaults below apply and the band is wider.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass
 
@@ -175,6 +176,32 @@ def push(shares: np.ndarray, prior: np.ndarray, exposure: np.ndarray) -> np.ndar
     return np.where(shares > prior, rise, -np.asarray(exposure, dtype=np.float64))
 
 
+@dataclass(frozen=True)
+class OldContexts:
+    """What the forecast reads of an old text, whatever the corpus: each old position's neighbourhood."""
+
+    tokens: np.ndarray  # (positions, 2·CONTEXT_RADIUS + 1) token ids
+    weight: np.ndarray  # 1.0 inside the position's document, 0.0 past its ends
+    count: np.ndarray  # tokens of each neighbourhood inside its document
+
+    @classmethod
+    def of(cls, old: OldText) -> OldContexts:
+        """OLD's contexts, made once per process for each old text, however many profiles hold it (the
+        candidates of a `rank`, each loaded with a copy of the same reference's old text, share them)."""
+        key = hashlib.blake2b(old.ids.tobytes() + b"|" + old.starts.tobytes(), digest_size=16).digest()
+        if key not in _CONTEXTS:
+            tokens, valid = old.neighbourhoods
+            weight = valid.astype(np.float64)
+            if len(_CONTEXTS) >= _CONTEXTS_KEPT:
+                del _CONTEXTS[next(iter(_CONTEXTS))]
+            _CONTEXTS[key] = cls(tokens, weight, weight.sum(axis=1))
+        return _CONTEXTS[key]
+
+
+_CONTEXTS: dict[bytes, OldContexts] = {}  # by the old text's content; a few MB each
+_CONTEXTS_KEPT = 4
+
+
 def competition(
     shift: np.ndarray, contained: np.ndarray, old: OldText | None, prior: np.ndarray, scales=(1.0,)
 ) -> np.ndarray:
@@ -192,9 +219,8 @@ def competition(
             top = float(np.max(z))
             result.append(top + math.log(float(np.dot(prior, np.exp(z - top)))) - float(np.dot(prior, z)))
         return np.maximum(np.array(result), 0.0)
-    tokens, valid = old.neighbourhoods
-    weight = valid.astype(np.float64)
-    count = weight.sum(axis=1)
+    contexts = OldContexts.of(old)
+    tokens, weight, count = contexts.tokens, contexts.weight, contexts.count
     overlap = np.sqrt((weight * np.asarray(contained)[tokens]).sum(axis=1) / count)[:, None]
     unit = shift[tokens] * weight
     result = []

@@ -1,4 +1,4 @@
-"""Engines decide where counting runs; the counting code is the same everywhere.
+"""Executors decide where counting runs; the counting code is the same everywhere.
 
 - `LocalExecutor` (the default): this process, or `workers` local processes over shards.
 - `RayExecutor`: Ray tasks over a cluster's machines (`pip install 'vocabrisk[ray]'`).

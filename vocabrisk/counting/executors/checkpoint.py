@@ -87,6 +87,8 @@ class Checkpoint:
             "source": self._paths[result.index],
             "skips": result.skips.to_dict(),
             "skip_examples": [[s.source, s.locator, s.reason, s.size] for s in result.skip_examples],
+            "engine": result.engine,
+            "engine_note": result.engine_note,
         }
         path = self.folder / SHARDS / f"{result.index:08d}.npz"
         with atomic_file(path, sync=True) as file:
@@ -104,6 +106,8 @@ class Checkpoint:
             counts,
             SkipTally.from_dict(meta["skips"]),
             [Skipped(*example) for example in meta["skip_examples"]],
+            engine=meta.get("engine") or "",  # not saved before engines were a choice
+            engine_note=meta.get("engine_note"),
         )
 
     def _check_same_scan(self, path: Path) -> None:

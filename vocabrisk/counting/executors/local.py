@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from vocabrisk.counting.executors.shards import ATTEMPTS, ExecutorError, Shard, ShardResult
-from vocabrisk.counting.executors.work import CountJob, count_shards
+from vocabrisk.counting.executors.work import CountJob, count_pooled, count_shards
 
 if TYPE_CHECKING:
     from vocabrisk.counting.executors.progress import ScanProgress
@@ -16,9 +16,9 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class LocalExecutor:
     """One worker (the default) counts in this process: a reader thread feeds the tokenizer,
-    which spreads each batch over its own threads. More workers are processes, each counting
-    whole shards with a share of the cores; a worker that dies is replaced and its shard
-    counted again, up to `attempts` times."""
+    which spreads each batch over its own threads, batches running across files where the job
+    pools shards. More workers are processes, each counting whole shards with a share of the
+    cores; a worker that dies is replaced and its shard counted again, up to `attempts` times."""
 
     workers: int = 1
     attempts: int = ATTEMPTS
@@ -32,7 +32,8 @@ class LocalExecutor:
         if workers <= 1:
             on_bytes = progress.advance if progress else None
             on_batch = (lambda counts: progress.counted(counts.documents, counts.tokens)) if progress else None
-            return count_shards(shards, job, on_bytes, on_batch)
+            job.counter().begin_scan()  # an accelerator is checked on this corpus's first documents
+            return (count_pooled if job.pool_shards else count_shards)(shards, job, on_bytes, on_batch)
         if any(shard.source.path == "-" for shard in shards):
             raise ExecutorError(
                 "standard input can only be counted in this process", hint="drop --workers, or save the input to a file"

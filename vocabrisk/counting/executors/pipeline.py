@@ -4,6 +4,10 @@ Reading (file I/O, decompression, parsing) runs in a reader thread while the tok
 encodes in the caller's thread (`encode_batch` releases the GIL and spreads a batch over its
 threads), so the two overlap, also across the end of one shard and the start of the next.
 Memory is bounded by the queue of batches, not by the corpus.
+
+`batches` keeps each shard's documents apart, for counts per shard (a worker's, a checkpoint's);
+`pooled_batches` gathers whole documents across shard boundaries, so that a folder of small files
+is encoded in as few calls, each spread over every core, as one large file.
 """
 
 from __future__ import annotations
@@ -37,9 +41,21 @@ class Pieces:
     cuts: list[str]
 
 
+@dataclass(frozen=True)
+class Gathered:
+    """Whole documents of one or more consecutive shards: `shards[i]` is the index of the shard `documents[i]`
+    is from (ascending)."""
+
+    documents: list[Document]
+    shards: list[int]
+
+
 # What the reader hands over: a batch of whole documents, pieces of one long document, a Skipped
 # record, or a Shard once it is read.
 Item = list[Document] | Pieces | Skipped | Shard
+# What `pooled_batches` hands over: documents of any shards, pieces or a skip of one (by its index), or a
+# Shard once its documents have all been handed over.
+PooledItem = Gathered | tuple[int, Pieces | Skipped] | Shard
 
 
 def batches(shards: Sequence[Shard], options: ReadOptions, on_bytes: Callable[[int], None] | None) -> Iterator[Item]:
@@ -47,6 +63,43 @@ def batches(shards: Sequence[Shard], options: ReadOptions, on_bytes: Callable[[i
     for shard in shards:
         yield from document_batches(read_source(shard.source, options, on_bytes))
         yield shard
+
+
+def pooled_batches(
+    shards: Sequence[Shard], options: ReadOptions, on_bytes: Callable[[int], None] | None
+) -> Iterator[PooledItem]:
+    """The shards' whole documents gathered into batches of about BATCH_BYTES whatever their shard, each
+    Shard after the batch holding its last document; pieces and skips of a shard, tagged with its index,
+    after every document read before them (so each shard's items keep their order)."""
+    documents: list[Document] = []
+    owners: list[int] = []
+    ended: list[Shard] = []
+    size = 0
+
+    def flush() -> Iterator[PooledItem]:
+        nonlocal documents, owners, ended, size
+        if documents:
+            yield Gathered(documents, owners)
+        yield from ended
+        documents, owners, ended, size = [], [], [], 0
+
+    for shard in shards:
+        for item in document_batches(read_source(shard.source, options, on_bytes)):
+            if not isinstance(item, list):
+                yield from flush()
+                yield shard.index, item
+                continue
+            for document in item:
+                documents.append(document)
+                owners.append(shard.index)
+                size += len(document.text)
+                if size >= BATCH_BYTES or len(documents) >= BATCH_DOCUMENTS:
+                    yield from flush()
+        if documents:
+            ended.append(shard)
+        else:
+            yield shard
+    yield from flush()
 
 
 def document_batches(items: Iterable[Document | Skipped]) -> Iterator[list[Document] | Pieces | Skipped]:
@@ -92,7 +145,7 @@ def _pieces(documents: list[Document]) -> Pieces:
 _DONE = object()
 
 
-def in_background(items: Iterator[Item]) -> Iterator[Item]:
+def in_background(items: Iterator) -> Iterator:
     """`items`, produced by a reader thread; its exceptions surface in the caller.
 
     Closing the returned generator (or an exception in the consumer) stops the reader.

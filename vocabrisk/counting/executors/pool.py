@@ -19,7 +19,7 @@ from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING
 
 from vocabrisk.counting.executors.shards import Shard, ShardQueue, ShardResult, UserFailure
-from vocabrisk.counting.executors.work import CountJob
+from vocabrisk.counting.executors.work import THREAD_VARIABLES, CountJob
 
 if TYPE_CHECKING:
     from vocabrisk.counting.executors.progress import ScanProgress
@@ -118,8 +118,8 @@ class _Worker:
 
 
 def _worker_env(threads: int) -> dict[str, str]:
-    """A share of the cores for the worker's tokenizer, unless the user set RAYON_NUM_THREADS."""
-    return {**os.environ, "RAYON_NUM_THREADS": os.environ.get("RAYON_NUM_THREADS", str(threads))}
+    """A share of the cores for the worker's engines, unless the user set their thread counts."""
+    return {**os.environ, **{name: os.environ.get(name, str(threads)) for name in THREAD_VARIABLES}}
 
 
 def _death(returncode: int) -> str:

@@ -25,21 +25,48 @@ if TYPE_CHECKING:
 
 
 class Executor(Protocol):
-    """Where counting runs. Yields one result per shard, in any order."""
+    """Where counting runs. Yields one result per shard, in any order; each document's counts are in exactly one
+    (its shard's own `counts`, or a result's `pooled` counts where the job pools shards)."""
 
     def count(self, job: CountJob, shards: Sequence[Shard], progress: ScanProgress | None) -> Iterator[ShardResult]: ...
 
 
 class Merged:
-    """The sum of the shards' counts, and each shard's stats kept for listing in shard order."""
+    """The sum of the shards' counts, each shard's stats kept for listing in shard order, and the engines
+    that counted them."""
 
     def __init__(self, vocab_size: int):
         self.counts = TokenCounts.zeros(vocab_size)
         self._results: dict[int, tuple[int, SkipTally, list[Skipped]]] = {}
+        self._engines: set[str] = set()
+        self._engine_notes: dict[str, None] = {}  # in the order met
 
     def add(self, result: ShardResult) -> None:
-        self.counts += result.counts
-        self._results[result.index] = (result.counts.documents, result.skips, result.skip_examples)
+        for counts in (result.counts, result.pooled):
+            if counts is not None:
+                self.counts += counts
+        self._results[result.index] = (result.documents, result.skips, result.skip_examples)
+        if result.engine:
+            self._engines.add(result.engine)
+        if result.engine_note:
+            self._engine_notes[result.engine_note] = None
+
+    @property
+    def engine(self) -> str | None:
+        """The engines that counted, as a profile records them (None: none said, as for checkpointed shards of
+        an earlier version). The most telling wins: an accelerator "checked against" the reference (which
+        counted the documents it was checked on), else the reference alone, else the reference "cross-checked"
+        by an accelerator that agreed on all of it."""
+        for kind in ("checked against", None, "cross-checked"):
+            names = {n for n in self._engines if (kind in n if kind else "checked" not in n)}
+            if names:
+                return " + ".join(sorted(names))
+        return None
+
+    @property
+    def engine_notes(self) -> list[str]:
+        """Each disagreement of an accelerator with the reference, once."""
+        return list(self._engine_notes)
 
     def stats(self, shard: Shard) -> tuple[int, SkipTally]:
         """The documents counted in SHARD, and what of it was skipped."""
@@ -71,7 +98,7 @@ def count_corpus(
             merged.add(result)
             if progress:
                 progress.advance(shard.source.size or 0)
-                progress.counted(result.counts.documents, result.counts.tokens)
+                progress.counted(result.documents, result.counts.tokens if result.counts is not None else 0)
                 progress.file_done(shard.source)
     todo = [shard for shard in shards if shard.index not in done]
     by_index = {shard.index: shard for shard in todo}

@@ -33,13 +33,26 @@ class Shard:
 
 @dataclass
 class ShardResult:
-    """The counts of one shard, its skipped records and the first examples of them."""
+    """The counts of one shard, its skipped records and the first examples of them.
+
+    A shard counted in batches with other shards' documents (`vocabrisk.counting.executors.work.count_pooled`)
+    has no counts of its own (`counts` is None): only its `documents` and skips are its own, and the counts of
+    such batches come in the `pooled` counts of the first result after them, each batch's in exactly one.
+    """
 
     index: int
-    counts: TokenCounts
+    counts: TokenCounts | None
     skips: SkipTally = field(default_factory=SkipTally)
     skip_examples: list[Skipped] = field(default_factory=list)  # the first few, in reading order
     failed: bool = False  # no attempt finished: counts are empty and one Skipped says why
+    documents: int = 0  # documents counted (its counts' own, where it has counts)
+    pooled: TokenCounts | None = None  # counts of batches of this and earlier shards' documents, counted together
+    engine: str = ""  # the engine that counted it (`vocabrisk.counting.engines`), where known
+    engine_note: str | None = None  # why an accelerator asked for did not count: a disagreement
+
+    def __post_init__(self) -> None:
+        if self.counts is not None:
+            self.documents = self.counts.documents
 
 
 def failed_result(shard: Shard, vocab_size: int, attempts: int, cause: str) -> ShardResult:

@@ -7,6 +7,7 @@ in Ray tasks on other machines. What a worker needs is one `CountJob`, sent once
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -18,7 +19,7 @@ from vocabrisk.corpus.skips import MAX_SKIP_EXAMPLES, SkipTally
 from vocabrisk.counting import SpecialTokenPolicy, TokenCounter, TokenCounts
 from vocabrisk.counting.counter import UnreadableText
 from vocabrisk.counting.counts import utf8_size
-from vocabrisk.counting.executors.pipeline import Pieces, batches, in_background
+from vocabrisk.counting.executors.pipeline import Gathered, Pieces, batches, in_background, pooled_batches
 from vocabrisk.counting.executors.shards import Shard, ShardResult, UserFailure, strict_error
 from vocabrisk.counting.pieces import CannotCount, LongDocument
 from vocabrisk.errors import VocabriskError
@@ -44,6 +45,11 @@ class CountJob:
     read_options: ReadOptions
     strict: bool = False
     tokenizer_path: str | None = None  # where the file is on the machine that made the job
+    engine: str = "tokenizers"  # what encodes: `vocabrisk.counting.engines` (each worker checks an accelerator)
+    accelerate_after: int = 0  # with `auto`: characters of text counted before an accelerator is loaded
+    # Whether this process may count shards in batches across their boundaries (`count_pooled`): not where
+    # each shard's own counts are kept (a checkpoint)
+    pool_shards: bool = False
 
     @classmethod
     def for_tokenizer(cls, path: Path | str, **fields) -> CountJob:
@@ -52,7 +58,7 @@ class CountJob:
 
     def counter(self) -> TokenCounter:
         """This process's counter for the job's tokenizer, loaded once."""
-        key = (self.tokenizer_digest, self.vocab_size, self.policy, self.eos_id)
+        key = (self.tokenizer_digest, self.vocab_size, self.policy, self.eos_id, self.engine, self.accelerate_after)
         if key not in _COUNTERS:
             _COUNTERS[key] = TokenCounter(self._tokenizer_file(), *key[1:])
         return _COUNTERS[key]
@@ -92,7 +98,7 @@ def count_shards(
     current = Tally(job.vocab_size)
     for item in in_background(batches(shards, job.read_options, on_bytes)):
         if isinstance(item, Shard):
-            yield current.result(item.index)
+            yield _with_engine(current.result(item.index), counter)
             current = Tally(job.vocab_size)
             continue
         counts = current.take(item, counter, job.strict)
@@ -100,15 +106,70 @@ def count_shards(
             on_batch(counts)
 
 
-def _count_readable(counter: TokenCounter, documents: list[Document]) -> tuple[TokenCounts, list[Skipped]]:
-    """The counts of a batch, and a Skipped for each document holding text the model cannot read
-    (the rest of such a batch is encoded again)."""
+def count_pooled(
+    shards: Sequence[Shard],
+    job: CountJob,
+    on_bytes: Callable[[int], None] | None = None,
+    on_batch: Callable[[TokenCounts], None] | None = None,
+) -> Iterator[ShardResult]:
+    """Count `shards` in order as `count_shards` does, but with whole documents gathered into batches across
+    the shards' boundaries (`pooled_batches`): a folder of small files costs as few `encode_batch` calls as
+    one large file, and no vector of the vocabulary's size per file.
+
+    Each shard's documents and skips are its own; its tokens are not counted apart: a result's `pooled`
+    counts are those of the batches counted since the result before it.
+    """
+    counter = job.counter()
+    tallies: dict[int, PooledTally] = {}  # the shards begun and not yet ended
+    pending: TokenCounts | None = None
+
+    def tally(index: int) -> PooledTally:
+        if index not in tallies:
+            tallies[index] = PooledTally()
+        return tallies[index]
+
+    for item in in_background(pooled_batches(shards, job.read_options, on_bytes)):
+        if isinstance(item, Shard):
+            result = (tallies.pop(item.index, None) or PooledTally()).result(item.index)
+            result.pooled, pending = pending, None
+            yield _with_engine(result, counter)
+            continue
+        if isinstance(item, Gathered):
+            counts, unreadable = _count_readable(counter, item.documents)
+            for index, skip in unreadable.items():
+                if job.strict:
+                    raise strict_error(skip)
+                tally(item.shards[index]).skip(skip)
+            for shard, documents in itertools.groupby(i for n, i in enumerate(item.shards) if n not in unreadable):
+                tally(shard).documents += sum(1 for _ in documents)
+        else:
+            counts = tally(item[0]).take(item[1], counter, job.strict)
+        if counts is None:
+            continue
+        if pending is None:
+            pending = counts  # a batch's own counts (bincount's array), not shared: added into from now on
+        else:
+            pending += counts
+        if on_batch:
+            on_batch(counts)
+
+
+def _with_engine(result: ShardResult, counter: TokenCounter) -> ShardResult:
+    result.engine, result.engine_note = counter.engine_name, counter.engine_note
+    return result
+
+
+def _count_readable(counter: TokenCounter, documents: list[Document]) -> tuple[TokenCounts, dict[int, Skipped]]:
+    """The counts of a batch, and a Skipped for each document holding text the model cannot read, by its
+    index in the batch (the rest of such a batch is encoded again)."""
     texts = [d.text for d in documents]
     try:
-        return counter.count(texts), []
+        return counter.count(texts), {}
     except UnreadableText as exc:
-        named = [(documents[i], reason) for i, reason in exc.reasons.items()]
-        skips = [Skipped(d.source, d.locator, reason, utf8_size(d.text)) for d, reason in named]
+        skips = {
+            i: Skipped(documents[i].source, documents[i].locator, reason, utf8_size(documents[i].text))
+            for i, reason in exc.reasons.items()
+        }
         return counter.count([t for i, t in enumerate(texts) if i not in exc.reasons]), skips
 
 
@@ -127,13 +188,17 @@ def count_in_worker(
     return result
 
 
+THREAD_VARIABLES = ("RAYON_NUM_THREADS", "FASTOKENS_BPE_THREADS")  # tokenizers' thread pool; fastokens' own
+
+
 def limit_threads(threads: int) -> None:
-    """Give the tokenizer of this worker process `threads` threads (unless the user chose),
+    """Give the engines of this worker process `threads` threads (unless the user chose),
     so that workers sharing a machine do not each start one thread per core.
 
-    Must run before the process's first encoding, when the thread pool is created.
+    Must run before the process's first encoding, when the thread pools are created.
     """
-    os.environ.setdefault("RAYON_NUM_THREADS", str(max(1, threads)))
+    for variable in THREAD_VARIABLES:
+        os.environ.setdefault(variable, str(max(1, threads)))
 
 
 class Tally:
@@ -146,6 +211,10 @@ class Tally:
 
     def __init__(self, vocab_size: int):
         self.counts = TokenCounts.zeros(vocab_size)
+        self._start()
+
+    def _start(self) -> None:
+        self.documents = 0
         self.skips = SkipTally()
         self.examples: list[Skipped] = []
         self.document: LongDocument | None = None  # the long document being read, if any
@@ -167,12 +236,16 @@ class Tally:
                 return None
             return counts
         counts, unreadable = _count_readable(counter, item)
-        for skip in unreadable:
+        for skip in unreadable.values():
             if strict:
                 raise strict_error(skip)
             self.skip(skip)
-        self.counts += counts
+        self._add(counts)
         return counts
+
+    def _add(self, counts: TokenCounts) -> None:
+        self.documents += counts.documents
+        self.counts += counts
 
     def pieces(self, item: Pieces, counter: TokenCounter) -> TokenCounts | Skipped | None:
         """Take pieces of a long document; its counts once they are final, or a Skipped."""
@@ -191,7 +264,7 @@ class Tally:
             self.document = self.pending = None
             return Skipped(item.source, item.locator, str(exc), size)
         self.document = self.pending = None
-        self.counts += done
+        self._add(done)
         return done
 
     def skip(self, item: Skipped) -> None:
@@ -202,3 +275,17 @@ class Tally:
 
     def result(self, index: int) -> ShardResult:
         return ShardResult(index, self.counts, self.skips, self.examples)
+
+
+class PooledTally(Tally):
+    """A source's documents and skips, as a `Tally` keeps them, with no counts of its own: `take` hands
+    the counts back, to be pooled with other sources' (`count_pooled`)."""
+
+    def __init__(self) -> None:
+        self._start()
+
+    def _add(self, counts: TokenCounts) -> None:
+        self.documents += counts.documents
+
+    def result(self, index: int) -> ShardResult:
+        return ShardResult(index, None, self.skips, self.examples, documents=self.documents)
