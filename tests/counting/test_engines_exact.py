@@ -44,7 +44,7 @@ CLAIMED = ["gpt2", "gpt-neox-20b", "llama2"]  # what fastokens 0.3 implements of
 VECTORS = {"gpt2": "gpt-2", "gpt-neox-20b": "mpt", "llama2": "llama-spm"}
 CORPORA = ["en-shakespeare", "en-wikitext2", "code-lua", "ko-chatbot", "de-grimm"]
 SEPARATOR = "\n__ggml_vocab_test__\n"
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="session")

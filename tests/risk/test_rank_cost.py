@@ -20,7 +20,7 @@ from vocabrisk.profile.scan import scan
 from vocabrisk.risk import forecast
 from vocabrisk.risk.summary import Summary
 
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_corpora"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_corpora"
 
 
 @pytest.fixture
