@@ -3,7 +3,7 @@
 `datasets.load_dataset(NAME, split=SPLIT, streaming=True)` reads records as they arrive,
 without downloading or converting the dataset first. NAME is a hub id (which needs network)
 or a local folder of data files, read the same way. Each data file of the split is a shard
-(`IterableDataset.shard`), so the engines spread a dataset's files over workers exactly as
+(`IterableDataset.shard`), so the executors spread a dataset's files over workers exactly as
 they spread local files.
 
 A stream is named as an input `hf-dataset:NAME?split=SPLIT` (plus `&config=CONFIG`);
