@@ -209,7 +209,9 @@ class _Loading:
     def __init__(self, make: Callable[[], Engine]):
         self._engine: Engine | None = None
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(make,), name="vocabrisk-accelerator", daemon=True)
+        # Not a daemon: a scan that ends before the accelerator has loaded must wait for it at exit. A daemon
+        # thread killed inside fastokens' native code aborts the process ("FATAL: exception not rethrown").
+        self._thread = threading.Thread(target=self._run, args=(make,), name="vocabrisk-accelerator", daemon=False)
         self._thread.start()
 
     def _run(self, make: Callable[[], Engine]) -> None:
