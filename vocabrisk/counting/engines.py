@@ -39,10 +39,12 @@ FASTOKENS_HINT = (
 # Text of each scan's first documents that both engines encode before the accelerator counts alone: the
 # reference's time on it is spent anyway (its ids are the counts), so it is larger where the reference is fast.
 CHECK_CHARS = {True: 1 << 20, False: 1 << 17}  # by whether the reference has the 1.0 API
-# Where `auto` loads the accelerator: corpora of at least this many bytes. Loading and checking fastokens adds
-# about 0.5 s to a scan of a 32k-50k vocabulary; it saves about 0.5 s a MB against tokenizers 0.2x (1-4 MB/s
-# here) and 0.01-0.02 s a MB against 1.0 (30-120 MB/s, fastokens 1-2x that). Measured: benchmarks/engines.py.
-ACCELERATE_FROM = {True: 32 << 20, False: 2 << 20}  # by whether the reference has the 1.0 API
+# Where `auto` loads the accelerator: corpora of at least this many bytes, by whether the reference has the 1.0
+# API. Loading and checking fastokens adds about 0.5 s to a scan of a 32k-50k vocabulary; beside tokenizers
+# 0.2x it makes whole scans 3-6x faster from a few MB. Beside 1.0 whole scans were slower with it (0.43-0.56x
+# a plain loop against 0.52-0.68x, 60 MB, gpt2 and a 100k BPE), so `auto` never loads it there (None).
+# Measured: benchmarks/engines.py, docs/PERFORMANCE.md ("Engines").
+ACCELERATE_FROM: dict[bool, int | None] = {True: None, False: 2 << 20}
 
 # What fastokens 0.3 implements, by component (a Sequence of them is flattened). Measured: it refuses
 # the others itself (BertNormalizer, Precompiled, NFKC, Metaspace, WordPiece, Unigram, ...).
@@ -339,6 +341,8 @@ def engine_for(choice: str, corpus_bytes: int | None) -> tuple[str, int]:
     if choice != "auto":
         return choice, 0
     enough = ACCELERATE_FROM[is_fast_api()]
+    if enough is None:
+        return "tokenizers", 0
     if corpus_bytes is None:
         return choice, enough
     return (choice, 0) if corpus_bytes >= enough else ("tokenizers", 0)
