@@ -10,7 +10,7 @@ plus a byte-level BPE of `--big-vocab` tokens (150k, trained on first use by ben
 benchmarks/.cache), and each corpus layout (`--mb` MB of text as a folder of 50 kB text files, and as one
 JSON Lines file), it times whole fresh processes, start-up included:
 
-- plain: this file's `plain` mode, which imports tokenizers and numpy only, loads the tokenizer and counts
+- plain: `plain_count.py`, which imports tokenizers and numpy only, loads the tokenizer and counts
   with `encode_batch` in batches of 64 documents, as a careful user would;
 - `vocabrisk scan CORPUS --model DIR --engine E --format json -q --prior tokenizer` for E in tokenizers,
   fastokens (where installed) and auto, with a warm cache.
@@ -26,7 +26,6 @@ is printed, and written as Markdown with `--out`. Run it on a quiet machine: one
 from __future__ import annotations
 
 import argparse
-import hashlib
 import itertools
 import json
 import os
@@ -38,6 +37,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from plain_count import digest  # the plain loop's own: counts compare id for id
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 SHARED = REPO.parent / "shared" / "data"
@@ -46,52 +47,6 @@ ENGINES = ["tokenizers", "fastokens", "auto"]
 BATCH = 64  # documents per encode_batch call in the plain loop
 DOC_CHARS = 50_000
 NOVEL_WORDS = 400  # pseudo-words after each repeated document, so a repeat is not all cache hits
-
-
-# ---- the plain loop (run as `engines.py plain CORPUS TOKENIZER_DIR`; no vocabrisk import) ----------------
-def plain(corpus: str, tokenizer_dir: str) -> None:
-    import numpy as np
-    from tokenizers import Tokenizer
-
-    tokenizer = Tokenizer.from_file(f"{tokenizer_dir}/tokenizer.json")
-    if hasattr(tokenizer, "no_truncation"):  # 0.2x
-        tokenizer.no_truncation()
-        tokenizer.no_padding()
-
-        def encode(batch):
-            return [np.array(e.ids, dtype=np.int64) for e in tokenizer.encode_batch(batch)]
-    else:  # 1.0: truncation and padding per call, ids as numpy arrays
-
-        def encode(batch):
-            return [e.ids_array for e in tokenizer.encode_batch(batch, truncation=None, padding=None)]
-
-    counts = np.zeros(0, dtype=np.int64)
-    for batch in _batches(Path(corpus)):
-        found = np.bincount(np.concatenate(encode(batch)).astype(np.int64))
-        grown = np.zeros(max(counts.size, found.size), dtype=np.int64)
-        grown[: counts.size] += counts
-        grown[: found.size] += found
-        counts = grown
-    print(json.dumps({"tokens": int(counts.sum()), "digest": digest(counts)}))
-
-
-def _batches(corpus: Path):
-    """The corpus's documents in batches of BATCH: each file of a folder, or each line of a JSON Lines file."""
-    if corpus.is_dir():
-        texts = (path.read_text(encoding="utf-8") for path in sorted(corpus.iterdir()))
-    else:
-        texts = (json.loads(line)["text"] for line in corpus.open(encoding="utf-8"))
-    while batch := list(itertools.islice(texts, BATCH)):
-        yield batch
-
-
-def digest(counts) -> str:
-    """A count vector's identity, id for id (trailing zeros, which a vocabulary's size adds, left out)."""
-    import numpy as np
-
-    counts = np.asarray(counts, dtype=np.int64)
-    used = np.flatnonzero(counts)
-    return hashlib.sha256(counts[: used[-1] + 1 if used.size else 0].tobytes()).hexdigest()[:16]
 
 
 # ---- inputs -----------------------------------------------------------------------------------------------
@@ -153,7 +108,7 @@ class Env:
         return subprocess.run(command, capture_output=True, text=True, env=env, check=False)
 
     def plain(self, corpus: Path, model: Path) -> list[str]:
-        return [self.python, str(Path(__file__).resolve()), "plain", str(corpus), str(model)]
+        return [self.python, str(HERE / "plain_count.py"), str(corpus), str(model)]
 
     def scan(self, corpus: Path, model: Path, engine: str, out: Path) -> list[str]:
         code = "from vocabrisk.cli import main; main()"
@@ -269,7 +224,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "plain":
-        plain(sys.argv[2], sys.argv[3])
-    else:
-        main()
+    main()
