@@ -300,12 +300,12 @@ def accelerator_missing(tokenizer_json: str) -> str | None:
         import fastokens  # noqa: F401
     except ImportError:
         return "fastokens is not installed"
-    spec = _spec(tokenizer_json)
+    spec = trimmed_spec(tokenizer_json)
     what = unsupported(spec) if spec else "its file, which is not a JSON object"
     return f"{fastokens_version() or 'fastokens'} does not implement {what}" if what else None
 
 
-def _spec(tokenizer_json: str) -> dict:
+def trimmed_spec(tokenizer_json: str) -> dict:
     """What the checks read of the tokenizer.json ({} where it is no JSON object): its components, its model's
     options, its added tokens; not the vocabulary and merges, which parsed take tens of MB. Parsed once per
     process for each content (tens of ms)."""
@@ -375,7 +375,7 @@ def load_encoder(
         raise ImportError(why)
 
     def probes() -> list[str]:
-        return probe_texts(_spec(tokenizer_json))
+        return probe_texts(trimmed_spec(tokenizer_json))
 
     check_chars = CHECK_CHARS[is_fast_api()]
     if choice == "fastokens" and (why := accelerator_missing(tokenizer_json)):

@@ -141,7 +141,12 @@ def _strings(values: np.ndarray) -> pa.Array:
     """An Arrow string array of VALUES, from their UTF-8 bytes."""
     import pyarrow as pa
 
-    encoded = [value.encode("utf-8") for value in values]
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int32)
-    np.cumsum(np.fromiter(map(len, encoded), dtype=np.int32, count=len(encoded)), out=offsets[1:])
-    return pa.StringArray.from_buffers(len(encoded), pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded)))
+    joined = "".join(values)
+    if joined.isascii():  # a character a byte: no string encoded on its own (a group name is)
+        data, sizes = joined.encode("ascii"), map(len, values)
+    else:
+        encoded = [value.encode("utf-8") for value in values]
+        data, sizes = b"".join(encoded), map(len, encoded)
+    offsets = np.zeros(len(values) + 1, dtype=np.int32)
+    np.cumsum(np.fromiter(sizes, dtype=np.int32, count=len(values)), out=offsets[1:])
+    return pa.StringArray.from_buffers(len(values), pa.py_buffer(offsets), pa.py_buffer(data))

@@ -50,6 +50,7 @@ class CountJob:
     # Whether this process may count shards in batches across their boundaries (`count_pooled`): not where
     # each shard's own counts are kept (a checkpoint)
     pool_shards: bool = False
+    special_ids: tuple[int, ...] | None = None  # the model's, where known (`TokenCounter`)
 
     @classmethod
     def for_tokenizer(cls, path: Path | str, **fields) -> CountJob:
@@ -59,8 +60,8 @@ class CountJob:
     def counter(self) -> TokenCounter:
         """This process's counter for the job's tokenizer, loaded once."""
         key = (self.tokenizer_digest, self.vocab_size, self.policy, self.eos_id, self.engine, self.accelerate_after)
-        if key not in _COUNTERS:
-            _COUNTERS[key] = TokenCounter(self._tokenizer_file(), *key[1:])
+        if key not in _COUNTERS:  # special_ids: the tokenizer's, which its digest decides
+            _COUNTERS[key] = TokenCounter(self._tokenizer_file(), *key[1:], self.special_ids)
         return _COUNTERS[key]
 
     def _tokenizer_file(self) -> Path:
