@@ -170,11 +170,14 @@ class TokenCounter:
         counts = np.bincount(ids, minlength=self.vocab_size).astype(np.int64, copy=False)
         if counts.size > self.vocab_size:
             raise self._unreadable(texts, encoded)
+        special = self._special_rows  # passed on only where one occurs: marking every position costs
+        if not counts[special].any() and (joined is None or not special[joined.astype(np.intp)].any()):
+            special = None
         if joined is None:
-            buckets, trigrams = repeats.sketch(ids, encoded.lengths, self._special_rows)
+            buckets, trigrams = repeats.sketch(ids, encoded.lengths, special)
         else:
             whole = np.concatenate([joined.astype(ids.dtype), ids])
-            buckets, trigrams = repeats.sketch(whole, [len(whole)], self._special_rows)
+            buckets, trigrams = repeats.sketch(whole, [len(whole)], special)
         return TokenCounts(counts, trigram_sketch=buckets, trigrams=trigrams)
 
     def _unreadable(self, texts: list[str], encoded: Encoded) -> UnreadableText:
