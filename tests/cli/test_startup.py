@@ -19,6 +19,7 @@ SAMPLES = Path(__file__).resolve().parents[2] / "sample_corpora"
 HEAVY = [
     "pyarrow",
     "polars",
+    "pandas",  # pyarrow imports it on first use of pa.array, read_table or to_numpy: vocabrisk's tables avoid those
     "tokenizers",
     "matplotlib",
     "torch",
@@ -69,7 +70,7 @@ def test_help_imports_no_stage_and_no_report():
 def test_reading_a_saved_profile_needs_no_tokenizers(tmp_path):
     saved = scan([str(SAMPLES / "korean-notes.txt")], "demo").save(tmp_path / "profile")
     loaded = modules_after(f"from vocabrisk.profile.profile import Profile; Profile.load({str(saved)!r}).table")
-    assert "pyarrow" in loaded and not {"tokenizers", "polars"} & loaded
+    assert "pyarrow" in loaded and not {"tokenizers", "polars", "pandas"} & loaded
 
 
 def test_gating_a_saved_profile_loads_no_model_and_no_heavy_library_but_the_table_reader(tmp_path):

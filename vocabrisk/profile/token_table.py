@@ -97,11 +97,11 @@ class TokenTable:
         """The columns of a `tokens.parquet` file; raises OSError, ValueError or pyarrow's errors when it is bad."""
         import pyarrow.parquet as pq
 
-        table = pq.read_table(path, columns=list(COLUMNS))
+        table = pq.ParquetFile(path).read(columns=list(COLUMNS))  # read_table imports pandas
         for name in COLUMNS[:-1]:
             if table.column(name).null_count:
                 raise ValueError(f"column {name} has missing values")
-        if not np.array_equal(table.column("token_id").to_numpy(), np.arange(table.num_rows)):
+        if not np.array_equal(_numpy(table.column("token_id")), np.arange(table.num_rows)):
             raise ValueError("token_id is not 0, 1, 2, ... in order")
         reference = table.column("reference_count")
         if reference.null_count not in (0, table.num_rows):
@@ -109,10 +109,10 @@ class TokenTable:
         return cls.of(
             token=table.column("token").to_pylist(),
             group=table.column("group").to_pylist(),
-            special=table.column("special").to_numpy(),
-            count=table.column("count").to_numpy(),
-            prior=table.column("prior").to_numpy(),
-            reference_count=None if reference.null_count == table.num_rows else reference.to_numpy(),
+            special=_numpy(table.column("special")),
+            count=_numpy(table.column("count")),
+            prior=_numpy(table.column("prior")),
+            reference_count=None if reference.null_count == table.num_rows else _numpy(reference),
         )
 
     def equals(self, other: TokenTable) -> bool:
@@ -135,6 +135,22 @@ def _arrow(values: np.ndarray, kind: pa.DataType) -> pa.Array:
     else:
         data = np.ascontiguousarray(values, dtype=np.dtype(str(kind)))  # int64, float64
     return pa.Array.from_buffers(kind, len(values), [None, pa.py_buffer(data)])
+
+
+def _numpy(column: pa.ChunkedArray) -> np.ndarray:
+    """A column without missing values as numpy, read from its buffers where it is of a type vocabrisk writes
+    (`to_numpy` imports pandas)."""
+    import pyarrow as pa
+
+    values = column.combine_chunks()
+    kinds = {pa.int64(): np.int64, pa.float64(): np.float64}
+    if values.type == pa.bool_():
+        bits = np.frombuffer(values.buffers()[1], dtype=np.uint8)
+        return np.unpackbits(bits, count=values.offset + len(values), bitorder="little")[values.offset :].astype(bool)
+    if values.type in kinds:
+        data = np.frombuffer(values.buffers()[1], dtype=kinds[values.type], count=values.offset + len(values))
+        return data[values.offset :]
+    return column.to_numpy()  # a file another tool wrote
 
 
 def _strings(values: np.ndarray) -> pa.Array:
