@@ -33,9 +33,9 @@ def sketch(ids: np.ndarray, lengths, special: np.ndarray | None = None) -> tuple
     SEP), not the text, and a document counted in pieces, encoded without it, gets the same sketch.
 
     Every 3-gram is hashed, in blocks that stay in the CPU's cache (hashing all at once made a dozen
-    passes over arrays of 8 bytes a token, and cost more than encoding them). Without special ids the few
-    left out, at documents' ends, are then taken back out; with them (a Pegasus `<unk>` may be every third
-    token of CJK text) each block's are dropped before they are counted.
+    passes over arrays of 8 bytes a token, and cost more than encoding them). The few left out, at
+    documents' ends and around special ids (Llama's `<s>`), are then taken back out; where special ids are
+    dense (a Pegasus `<unk>` may be every third token of CJK text), each block's are dropped before counting.
     """
     ids = np.asarray(ids)
     starts = len(ids) - 2
@@ -43,12 +43,13 @@ def sketch(ids: np.ndarray, lengths, special: np.ndarray | None = None) -> tuple
         return empty(), 0
     ends = np.cumsum(np.asarray(lengths, dtype=np.int64))
     crossing = np.concatenate([ends - 2, ends - 1])  # 3-grams that start in one document and end in the next
-    crossing = crossing[(crossing >= 0) & (crossing < starts)]
-    kept = None
+    dropped = np.zeros(starts, dtype=bool)
+    dropped[crossing[(crossing >= 0) & (crossing < starts)]] = True
     if special is not None and special.any():
         marked = special[ids.astype(np.intp, copy=False)]
-        kept = ~(marked[:-2] | marked[1:-1] | marked[2:])
-        kept[crossing] = False
+        dropped |= marked[:-2] | marked[1:-1] | marked[2:]
+    left_out = np.flatnonzero(dropped)
+    kept = ~dropped if left_out.size * 16 > starts else None  # dense: dropped block by block, not taken back out
     counts = np.zeros(2 * SKETCH_WIDTH, dtype=np.int64)  # bucket i's -1s at 2i, its +1s at 2i + 1
     key, scratch = np.empty(_BLOCK, dtype=np.uint64), np.empty(_BLOCK, dtype=np.uint64)
     for start in range(0, starts, _BLOCK):
@@ -58,10 +59,7 @@ def sketch(ids: np.ndarray, lengths, special: np.ndarray | None = None) -> tuple
             ids[start:stop], ids[start + 1 : stop + 1], ids[start + 2 : stop + 2], key[:size], scratch[:size]
         )
         counts += np.bincount(cells if kept is None else cells[kept[start:stop]], minlength=2 * SKETCH_WIDTH)
-    if kept is not None:
-        return counts[1::2] - counts[0::2], int(np.count_nonzero(kept))
-    left_out = np.unique(crossing)
-    if left_out.size:
+    if kept is None and left_out.size:
         grams = ids[left_out], ids[left_out + 1], ids[left_out + 2]
         scratch = np.empty((2, left_out.size), dtype=np.uint64)
         counts -= np.bincount(_cells(*grams, *scratch), minlength=2 * SKETCH_WIDTH)
