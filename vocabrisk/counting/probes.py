@@ -65,6 +65,18 @@ PROBES: tuple[str, ...] = (
     "\x80\x9f\u00ad soft\u00adhyphen",
 )
 
+# Letters of recent Unicode versions (15.0 to 17.0), a few from each new block. An engine built on older tables
+# reads them as symbols, and a regex pre-tokenizer then splits around them otherwise: tokenizers 1.0.0rc3 knows
+# Unicode 17, and gives GPT-2 "\U000323b0's" as the letter's bytes and "'s", where tokenizers 0.23 and fastokens
+# 0.3.5 give the letter's bytes with "'", then "s" (4,657 code points differ so; docs/PERFORMANCE.md, "Engines").
+RECENT_LETTERS = (
+    0x0088F, 0x00C5C, 0x00CDC, 0x0A7CE, 0x10940, 0x10EC5, 0x11DB0, 0x16EA0, 0x16FF2, 0x187F8, 0x18D09, 0x18D80,
+    0x1E6C0, 0x2B73A, 0x2CEA2, 0x323B0, 0x33479,  # 17.0
+    0x10D40, 0x11380, 0x16D40, 0x1E5D0, 0x105C0,  # 16.0
+    0x11F04, 0x1E4D0, 0x31350, 0x0A7D5,  # 15.0 and 15.1
+)  # fmt: skip
+PROBES += tuple(f"{chr(c)}'s {chr(c)}1 x{chr(c)}! {chr(c) * 2}" for c in RECENT_LETTERS)
+
 
 def probe_texts(spec: dict, limit: int = 400) -> list[str]:
     """The built-in probes, and each added token of the tokenizer (SPEC, its parsed tokenizer.json; up to LIMIT
