@@ -21,6 +21,7 @@ from vocabrisk.corpus import ReadOptions, discover
 from vocabrisk.counting import SpecialTokenPolicy, TokenCounts, counts
 from vocabrisk.counting.encoder import TokenizersEngine
 from vocabrisk.counting.executors import LocalExecutor, Shard, count_corpus, pipeline, work
+from vocabrisk.counting.executors import shards as shards_module
 from vocabrisk.counting.inputs import count_job
 from vocabrisk.errors import InputError
 from vocabrisk.model.loaded import load_model
@@ -57,13 +58,25 @@ DOCUMENT = st.lists(st.sampled_from(WORDS), max_size=30).map(" ".join)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(files=st.lists(st.lists(DOCUMENT, max_size=12), min_size=1, max_size=12), batch=st.integers(1, 400))
-def test_batches_across_files_count_what_files_one_at_a_time_count(demo, tmp_path_factory, monkeypatch, files, batch):
+@given(
+    files=st.lists(st.lists(DOCUMENT, max_size=12), min_size=1, max_size=12),
+    batch=st.integers(1, 400),
+    unit=st.integers(1, 2000),
+)
+def test_batches_across_files_count_what_files_one_at_a_time_count(
+    demo, tmp_path_factory, monkeypatch, files, batch, unit
+):
+    """All files in batches together, in units of a few files (as workers and checkpoints count them), and each
+    file alone (units of 1 byte) count the same."""
     monkeypatch.setattr(pipeline, "BATCH_BYTES", batch)  # batches end anywhere: in a file, or after several
     folder = write_folder(tmp_path_factory.mktemp("corpus"), files)
     if not any(text for documents in files for text in documents):
         return  # nothing to count: an input error either way
     pooled, pooled_stats = count_folder(folder, demo, pooled=True)
+    monkeypatch.setattr(shards_module, "UNIT_BYTES", unit)
+    in_units, units_stats = count_folder(folder, demo, pooled=False)
+    assert in_units.counts == pooled.counts and units_stats == pooled_stats
+    monkeypatch.setattr(shards_module, "UNIT_BYTES", 1)
     apart, apart_stats = count_folder(folder, demo, pooled=False)
     assert pooled.counts == apart.counts  # counts, documents, bytes, 3-gram sketch
     assert [(docs, skips.to_dict()) for docs, skips in pooled_stats] == [
@@ -123,9 +136,14 @@ def test_a_folder_of_small_files_costs_a_few_encoder_calls_and_no_vector_per_fil
     assert merged.counts.documents == 300 and all(docs == 1 for docs, _ in stats)
     pooled = dict(calls)
     calls.update(encode=0, zeros=0)
+    count_folder(folder, demo, pooled=False)  # as a checkpointed scan counts: unit by unit (one unit here)
+    in_units = dict(calls)
+    calls.update(encode=0, zeros=0)
+    monkeypatch.setattr(shards_module, "UNIT_BYTES", 1)  # each file a unit of its own
     count_folder(folder, demo, pooled=False)
     assert pooled["encode"] <= 3 and pooled["zeros"] <= 3, pooled  # the corpus is ~150 kB: one batch
-    assert calls["encode"] >= 300 and calls["zeros"] >= 300, calls  # one per file, one at a time
+    assert in_units["encode"] <= 3 and in_units["zeros"] <= 4, in_units  # and the unit's vector, once
+    assert calls["encode"] >= 300, calls  # one per file, one at a time
 
 
 def test_a_scan_of_a_folder_lists_every_file_with_its_documents(tmp_path):

@@ -21,6 +21,7 @@ from click.testing import CliRunner
 
 from vocabrisk import InputError, Profile, scan
 from vocabrisk.cli.commands import main
+from vocabrisk.corpus import ReadOptions, Source, discover
 from vocabrisk.counting.executors import (
     CountJob,
     ExecutorError,
@@ -30,6 +31,7 @@ from vocabrisk.counting.executors import (
     ShardResult,
     executor_for,
 )
+from vocabrisk.counting.executors import shards as shards_module
 from vocabrisk.errors import MissingExtra
 
 REPO = Path(__file__).resolve().parents[2]
@@ -71,15 +73,53 @@ def local_profile(corpus) -> Profile:
 class ReversedOrder:
     """An executor that counts the shards last to first and hands back the results shuffled."""
 
-    def count(self, job: CountJob, shards: Sequence[Shard], progress) -> Iterator[ShardResult]:
+    def count(self, job: CountJob, shards: Sequence[Shard], progress) -> Iterator[list[ShardResult]]:
         results = list(LocalExecutor().count(job, list(reversed(shards)), progress))
         yield from results[1::2] + results[0::2]
+
+
+@pytest.fixture(autouse=True)
+def file_units(monkeypatch):
+    """Each file a unit of its own (`shards.units`): the test corpora are smaller than one unit, which a single
+    worker would count in this process; tests that gather files into units set their own size."""
+    monkeypatch.setattr(shards_module, "UNIT_BYTES", 1)
 
 
 def test_workers_and_shard_order_do_not_change_the_profile(corpus, local_profile, tmp_path):
     assert local_profile.skipped == 4 and len(local_profile.sources) > 10
     for executor in (LocalExecutor(workers=2), ReversedOrder()):
         assert same_profile(local_profile, scan(corpus, "demo", executor=executor), tmp_path / type(executor).__name__)
+
+
+@pytest.mark.parametrize("unit_bytes", [40_000, 300_000])
+def test_workers_counting_units_of_several_files_give_the_same_profile(
+    corpus, local_profile, tmp_path, monkeypatch, unit_bytes
+):
+    shards = [Shard(i, source) for i, source in enumerate(discover(corpus, ReadOptions())[0])]
+    monkeypatch.setattr(shards_module, "UNIT_BYTES", unit_bytes)
+    grouped = shards_module.units(shards)
+    assert 2 <= len(grouped) < len(shards) and [s for unit in grouped for s in unit] == shards
+    assert all(sum(s.source.size for s in unit) <= unit_bytes or len(unit) == 1 for unit in grouped)
+    profile = scan(corpus, "demo", executor=LocalExecutor(workers=2))
+    assert same_profile(local_profile, profile, tmp_path / str(unit_bytes))
+
+
+def test_a_unit_is_a_large_or_unsized_source_alone_or_small_ones_together():
+    sizes = [10, 20, None, 5, 100, 30, 40, 50, 0]
+    shards = [Shard(i, Source(f"f{i}", "text", None, size)) for i, size in enumerate(sizes)]
+    grouped = shards_module.units(shards, unit_bytes=60)
+    assert [[s.index for s in unit] for unit in grouped] == [[0, 1], [2], [3], [4], [5], [6], [7, 8]]
+
+
+def test_a_failed_unit_is_retried_file_by_file_and_only_the_failing_file_is_given_up():
+    shards = [Shard(i, Source(f"f{i}", "text", None, 10)) for i in range(3)]
+    queue = shards_module.ShardQueue([tuple(shards)], vocab_size=8, attempts=2)
+    assert queue.failed(queue.todo.popleft(), "killed") == []
+    assert list(queue.todo) == [(shards[0],), (shards[1],), (shards[2],)]
+    queue.todo.popleft(), queue.todo.popleft()  # counted, this time
+    [given_up] = queue.failed(queue.todo.popleft(), "killed again")
+    assert given_up.index == 2 and given_up.failed and "failed 2 times" in given_up.skip_examples[0].reason
+    assert not queue.todo
 
 
 class Recorded:

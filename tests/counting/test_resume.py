@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from vocabrisk import InputError, SpecialTokenPolicy, scan
+from vocabrisk.counting.executors.checkpoint import read_counts
 
 SHARDS = 48
 # profile.json holds no timing field today; one added later must be listed here to be ignored.
@@ -45,8 +46,10 @@ def cli(*args: str) -> list[str]:
 
 
 def checkpointed(folder: Path) -> int:
+    """The shards counted in the checkpoint folder's files: one file per unit of them (small files together)."""
     shards = folder / "shards"
-    return len([p for p in shards.iterdir() if p.suffix == ".npz"]) if shards.is_dir() else 0
+    files = [p for p in shards.iterdir() if p.suffix == ".npz"] if shards.is_dir() else []
+    return sum(len(read_counts(path)[1]["shards"]) for path in files)
 
 
 def kill_when(command: list[str], folder: Path, at_least: int) -> None:

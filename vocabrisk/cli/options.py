@@ -154,7 +154,8 @@ executor_options = options(
                       "reference on hard strings and on the corpus's first documents), or auto: the faster that "
                       "counts exactly here. The counts are the same either way."),
     click.option("--workers", type=click.IntRange(min=1),
-                 help="Counting processes (local) or tasks in flight (ray), each counting whole files.  "
+                 help="Counting processes (local) or tasks in flight (ray), each counting whole files (small ones "
+                      "together, up to 8 MiB).  "
                       "[default: local 1, ray every CPU of the cluster]"),
     click.option("--address", help="The Ray cluster to join (auto, ray://HEAD:10001).  [default: start one here]"),
 )  # fmt: skip

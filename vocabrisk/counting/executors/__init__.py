@@ -3,8 +3,9 @@
 - `LocalExecutor` (the default): this process, or `workers` local processes over shards.
 - `RayExecutor`: Ray tasks over a cluster's machines (`pip install 'vocabrisk[ray]'`).
 
-A shard is one source; a worker counts whole shards and returns their counts, which the
-driver merges by addition (`count_corpus`) and, with a checkpoint, saves as they arrive.
+A shard is one source; small consecutive ones form a unit (`shards.units`). A worker counts whole
+units, in batches across their files, and returns their counts, which the driver merges by addition
+(`count_corpus`) and, with a checkpoint, saves a unit at a time as they arrive.
 """
 
 from __future__ import annotations

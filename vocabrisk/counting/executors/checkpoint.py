@@ -1,12 +1,13 @@
-"""Per-shard checkpoints: a scan killed at any point resumes where it stopped.
+"""Checkpoints of counted units: a scan killed at any point resumes where it stopped.
 
 A checkpoint folder holds `scan.json`, what identifies the scan (tool and tokenizers
 versions, tokenizer fingerprint, counting policy, read options and every source in order),
-and one `shards/NNNNNNNN.npz` per counted shard, with its counts and stats. Every file is
-written under a temporary name, flushed to disk and renamed into place, so a kill leaves
-each file whole or absent. A resumed scan loads the shards that have a file and counts the
-rest; since results merge by addition, it ends with the profile an uninterrupted scan gives.
-A shard that failed is not written, so that resuming counts it again.
+and one `shards/NNNNNNNN.npz` per counted unit of shards (`shards.units`: a large file alone,
+small ones together), named by its first shard: the unit's counts, and each shard's stats.
+Every file is written under a temporary name, flushed to disk and renamed into place, so a
+kill leaves each file whole or absent. A resumed scan loads the shards that have a file and
+counts the rest; since results merge by addition, it ends with the profile an uninterrupted
+scan gives. A unit that failed is not written, so that resuming counts it again.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from vocabrisk.storage.outputs import atomic_file
 
 SCAN_JSON = "scan.json"
 SHARDS = "shards"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: a file per unit of shards (1: per shard)
 _SHARD_FILE = re.compile(r"^(\d{8})\.npz$")
 _NEW_FOLDER_HINT = "choose another --checkpoint folder, or delete this one to start over"
 
@@ -77,38 +78,59 @@ class Checkpoint:
                 if path.name.startswith("."):
                     path.unlink(missing_ok=True)  # a temporary file from a killed write
                 continue
-            result = self._load(path, int(match.group(1)))
-            if result is not None:
+            for result in self._load(path, int(match.group(1))):
                 results[result.index] = result
         return results
 
-    def save(self, result: ShardResult) -> None:
-        meta = {
-            "source": self._paths[result.index],
-            "skips": result.skips.to_dict(),
-            "skip_examples": [[s.source, s.locator, s.reason, s.size] for s in result.skip_examples],
-            "engine": result.engine,
-            "engine_note": result.engine_note,
-        }
-        path = self.folder / SHARDS / f"{result.index:08d}.npz"
+    def save(self, results: list[ShardResult]) -> None:
+        """The results of one unit, as one file: its counts (however they were split among the results) and
+        each shard's stats."""
+        counts = TokenCounts.zeros(self._vocab_size)
+        for result in results:
+            for part in (result.counts, result.pooled):
+                if part is not None:
+                    counts += part
+        shards = [
+            {
+                "index": result.index,
+                "source": self._paths[result.index],
+                "documents": result.documents,
+                "skips": result.skips.to_dict(),
+                "skip_examples": [[s.source, s.locator, s.reason, s.size] for s in result.skip_examples],
+                "engine": result.engine,
+                "engine_note": result.engine_note,
+            }
+            for result in results
+        ]
+        path = self.folder / SHARDS / f"{results[0].index:08d}.npz"
         with atomic_file(path, sync=True) as file:
-            write_counts(file, result.counts, meta)
+            write_counts(file, counts, {"shards": shards})
 
-    def _load(self, path: Path, index: int) -> ShardResult | None:
+    def _load(self, path: Path, first: int) -> list[ShardResult]:
+        """The unit's results, its counts on the first; none where the file is not whole or not this scan's."""
         try:
             counts, meta = read_counts(path)
-        except UNREADABLE:
-            return None  # unreadable, or saved by a version without the 3-gram sketch: counted again
-        if meta.get("source") != self._paths.get(index) or counts.counts.shape != (self._vocab_size,):
-            return None
-        return ShardResult(
-            index,
-            counts,
-            SkipTally.from_dict(meta["skips"]),
-            [Skipped(*example) for example in meta["skip_examples"]],
-            engine=meta.get("engine") or "",  # not saved before engines were a choice
-            engine_note=meta.get("engine_note"),
-        )
+            shards = meta["shards"]
+            same = [s["index"] for s in shards][:1] == [first] and all(
+                s["source"] == self._paths.get(s["index"]) for s in shards
+            )
+        except (*UNREADABLE, TypeError):
+            return []  # unreadable: counted again
+        if not same or counts.counts.shape != (self._vocab_size,):
+            return []
+        return [
+            ShardResult(
+                s["index"],
+                None,
+                SkipTally.from_dict(s["skips"]),
+                [Skipped(*example) for example in s["skip_examples"]],
+                documents=s["documents"],
+                pooled=counts if number == 0 else None,
+                engine=s["engine"],
+                engine_note=s["engine_note"],
+            )
+            for number, s in enumerate(shards)
+        ]
 
     def _check_same_scan(self, path: Path) -> None:
         try:

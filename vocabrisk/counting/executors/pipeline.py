@@ -5,9 +5,9 @@ encodes in the caller's thread (`encode_batch` releases the GIL and spreads a ba
 threads), so the two overlap, also across the end of one shard and the start of the next.
 Memory is bounded by the queue of batches, not by the corpus.
 
-`batches` keeps each shard's documents apart, for counts per shard (a worker's, a checkpoint's);
 `pooled_batches` gathers whole documents across shard boundaries, so that a folder of small files
-is encoded in as few calls, each spread over every core, as one large file.
+is encoded in as few calls, each spread over every core, as one large file; `document_batches` batches
+one source's.
 """
 
 from __future__ import annotations
@@ -50,19 +50,9 @@ class Gathered:
     shards: list[int]
 
 
-# What the reader hands over: a batch of whole documents, pieces of one long document, a Skipped
-# record, or a Shard once it is read.
-Item = list[Document] | Pieces | Skipped | Shard
 # What `pooled_batches` hands over: documents of any shards, pieces or a skip of one (by its index), or a
 # Shard once its documents have all been handed over.
 PooledItem = Gathered | tuple[int, Pieces | Skipped] | Shard
-
-
-def batches(shards: Sequence[Shard], options: ReadOptions, on_bytes: Callable[[int], None] | None) -> Iterator[Item]:
-    """Each shard's documents in batches (`document_batches`), its Skipped records in place, then the shard itself."""
-    for shard in shards:
-        yield from document_batches(read_source(shard.source, options, on_bytes))
-        yield shard
 
 
 def pooled_batches(

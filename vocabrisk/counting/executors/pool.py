@@ -1,8 +1,8 @@
-"""Count shards in worker processes on this machine, retrying a shard whose worker dies.
+"""Count units of shards in worker processes on this machine, retrying a unit whose worker dies.
 
-A small pool of our own rather than `concurrent.futures`: the parent must know which shard a
+A small pool of our own rather than `concurrent.futures`: the parent must know which unit a
 dead worker held (a ProcessPoolExecutor breaks as a whole and cannot say), so each worker
-counts one shard at a time and the parent watches its socket, which reads as closed the
+counts one unit at a time and the parent watches its socket, which reads as closed the
 moment the worker dies, however it dies.
 """
 
@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING
 
-from vocabrisk.counting.executors.shards import Shard, ShardQueue, ShardResult, UserFailure
+from vocabrisk.counting.executors.shards import ShardQueue, ShardResult, Unit, UserFailure
 from vocabrisk.counting.executors.work import THREAD_VARIABLES, CountJob
 
 if TYPE_CHECKING:
@@ -30,33 +30,33 @@ _BOOT = "import sys; sys.path[:] = sys.argv[2:]; from vocabrisk.counting.executo
 
 
 def count_in_processes(
-    job: CountJob, shards: Sequence[Shard], workers: int, attempts: int, progress: ScanProgress | None
-) -> Iterator[ShardResult]:
-    """Results of `shards` as the workers finish them (in no fixed order)."""
+    job: CountJob, units: Sequence[Unit], workers: int, attempts: int, progress: ScanProgress | None
+) -> Iterator[list[ShardResult]]:
+    """The results of each of `units` as the workers finish them (in no fixed order)."""
     threads = max(1, (os.cpu_count() or 1) // workers)
-    queue = ShardQueue(shards, job.vocab_size, attempts)
+    queue = ShardQueue(units, job.vocab_size, attempts)
     pool = [_Worker(job, threads) for _ in range(workers)]
     try:
-        while queue.todo or any(worker.shard for worker in pool):
+        while queue.todo or any(worker.unit for worker in pool):
             for index, worker in enumerate(pool):
-                if worker.shard is None and queue.todo:
+                if worker.unit is None and queue.todo:
                     if worker.dead:
                         worker = pool[index] = _Worker(job, threads)
                     worker.give(queue.todo.popleft())
-            busy = [worker for worker in pool if worker.shard]
+            busy = [worker for worker in pool if worker.unit]
             ready = wait([worker.conn for worker in busy])
             for worker in busy:
                 if worker.conn not in ready:
                     continue
-                shard, outcome = worker.shard, worker.receive(progress)
+                unit, outcome = worker.unit, worker.receive(progress)
                 if outcome is None:
                     continue
-                worker.shard = None
-                if isinstance(outcome, ShardResult):
+                worker.unit = None
+                if isinstance(outcome, list):
                     yield outcome
                 elif isinstance(outcome, UserFailure):
                     raise outcome.error()
-                elif given_up := queue.failed(shard, outcome):
+                elif given_up := queue.failed(unit, outcome):
                     yield given_up
     finally:
         for worker in pool:
@@ -64,7 +64,7 @@ def count_in_processes(
 
 
 class _Worker:
-    """One `vocabrisk.counting.executors.worker` process, counting the shards it is given one at a time."""
+    """One `vocabrisk.counting.executors.worker` process, counting the units it is given one at a time."""
 
     def __init__(self, job: CountJob, threads: int):
         ours, theirs = socket.socketpair()
@@ -76,16 +76,16 @@ class _Worker:
                 env=_worker_env(threads),
             )
         self.conn = Connection(ours.detach())
-        self.shard: Shard | None = None
+        self.unit: Unit | None = None
         self.dead = False
         self._send(job)
 
-    def give(self, shard: Shard) -> None:
-        self.shard = shard
-        self._send(shard)
+    def give(self, unit: Unit) -> None:
+        self.unit = unit
+        self._send(unit)
 
-    def receive(self, progress: ScanProgress | None) -> ShardResult | UserFailure | str | None:
-        """The outcome of the shard, once the worker has sent it: a result, a user error, or a
+    def receive(self, progress: ScanProgress | None) -> list[ShardResult] | UserFailure | str | None:
+        """The outcome of the unit, once the worker has sent it: its results, a user error, or a
         failure as a string (an exception it raised, or its death). None: only progress so far."""
         try:
             while self.conn.poll():
@@ -103,7 +103,7 @@ class _Worker:
 
     def stop(self) -> None:
         """Let an idle worker exit; end one that is still counting (the scan was abandoned)."""
-        if self.shard is None and not self.dead:
+        if self.unit is None and not self.dead:
             self._send(None)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(_STOP_SECONDS)

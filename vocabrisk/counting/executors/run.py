@@ -25,10 +25,14 @@ if TYPE_CHECKING:
 
 
 class Executor(Protocol):
-    """Where counting runs. Yields one result per shard, in any order; each document's counts are in exactly one
-    (its shard's own `counts`, or a result's `pooled` counts where the job pools shards)."""
+    """Where counting runs. Yields the shards' results in lists, in any order: each list whole in itself (the
+    counts of its shards' documents are in its results, and in no other list's), for a checkpoint to save as
+    one; each document's counts are in exactly one result (its shard's own `counts`, or a result's `pooled`
+    counts where shards are counted in batches together)."""
 
-    def count(self, job: CountJob, shards: Sequence[Shard], progress: ScanProgress | None) -> Iterator[ShardResult]: ...
+    def count(
+        self, job: CountJob, shards: Sequence[Shard], progress: ScanProgress | None
+    ) -> Iterator[list[ShardResult]]: ...
 
 
 class Merged:
@@ -98,20 +102,24 @@ def count_corpus(
             merged.add(result)
             if progress:
                 progress.advance(shard.source.size or 0)
-                progress.counted(result.documents, result.counts.tokens if result.counts is not None else 0)
+                progress.counted(
+                    result.documents, sum(c.tokens for c in (result.counts, result.pooled) if c is not None)
+                )
                 progress.file_done(shard.source)
     todo = [shard for shard in shards if shard.index not in done]
     by_index = {shard.index: shard for shard in todo}
     results = executor.count(job, todo, progress) if todo else iter(())
     try:
-        for result in results:
-            if job.strict and result.skip_examples:
-                raise strict_error(result.skip_examples[0])
-            if checkpoint and not result.failed:
-                checkpoint.save(result)
-            merged.add(result)
-            if progress:
-                progress.file_done(by_index[result.index].source)
+        for together in results:
+            for result in together:
+                if job.strict and result.skip_examples:
+                    raise strict_error(result.skip_examples[0])
+            if checkpoint and not any(result.failed for result in together):
+                checkpoint.save(together)
+            for result in together:
+                merged.add(result)
+                if progress:
+                    progress.file_done(by_index[result.index].source)
     finally:
         getattr(results, "close", lambda: None)()  # stop workers and reader threads at once on an error
     return merged

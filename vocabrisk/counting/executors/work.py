@@ -19,8 +19,8 @@ from vocabrisk.corpus.skips import MAX_SKIP_EXAMPLES, SkipTally
 from vocabrisk.counting import SpecialTokenPolicy, TokenCounter, TokenCounts
 from vocabrisk.counting.counter import UnreadableText
 from vocabrisk.counting.counts import utf8_size
-from vocabrisk.counting.executors.pipeline import Gathered, Pieces, batches, in_background, pooled_batches
-from vocabrisk.counting.executors.shards import Shard, ShardResult, UserFailure, strict_error
+from vocabrisk.counting.executors.pipeline import Gathered, Pieces, in_background, pooled_batches
+from vocabrisk.counting.executors.shards import Shard, ShardResult, Unit, UserFailure, strict_error
 from vocabrisk.counting.pieces import CannotCount, LongDocument
 from vocabrisk.errors import VocabriskError
 from vocabrisk.model.vocabulary import read_tokenizer_file
@@ -47,8 +47,8 @@ class CountJob:
     tokenizer_path: str | None = None  # where the file is on the machine that made the job
     engine: str = "tokenizers"  # what encodes: `vocabrisk.counting.engines` (each worker checks an accelerator)
     accelerate_after: int = 0  # with `auto`: characters of text counted before an accelerator is loaded
-    # Whether this process may count shards in batches across their boundaries (`count_pooled`): not where
-    # each shard's own counts are kept (a checkpoint)
+    # Whether this process may count all shards in batches across their boundaries (`count_pooled`), or only
+    # those of each unit (`shards.units`), which a checkpoint saves whole
     pool_shards: bool = False
     special_ids: tuple[int, ...] | None = None  # the model's, where known (`TokenCounter`)
 
@@ -83,42 +83,21 @@ def _materialise(content: bytes, digest: str) -> Path:
     return path
 
 
-def count_shards(
-    shards: Sequence[Shard],
-    job: CountJob,
-    on_bytes: Callable[[int], None] | None = None,
-    on_batch: Callable[[TokenCounts], None] | None = None,
-) -> Iterator[ShardResult]:
-    """Count `shards` in order, reading ahead in a background thread; yield each one's result
-    as soon as it is read to its end.
-
-    `on_bytes(n)` reports raw bytes read (from the reader thread), `on_batch(counts)` each
-    counted batch. A strict job raises InputError at the first skipped record.
-    """
-    counter = job.counter()
-    current = Tally(job.vocab_size)
-    for item in in_background(batches(shards, job.read_options, on_bytes)):
-        if isinstance(item, Shard):
-            yield _with_engine(current.result(item.index), counter)
-            current = Tally(job.vocab_size)
-            continue
-        counts = current.take(item, counter, job.strict)
-        if counts is not None and on_batch:
-            on_batch(counts)
-
-
 def count_pooled(
     shards: Sequence[Shard],
     job: CountJob,
     on_bytes: Callable[[int], None] | None = None,
     on_batch: Callable[[TokenCounts], None] | None = None,
 ) -> Iterator[ShardResult]:
-    """Count `shards` in order as `count_shards` does, but with whole documents gathered into batches across
-    the shards' boundaries (`pooled_batches`): a folder of small files costs as few `encode_batch` calls as
-    one large file, and no vector of the vocabulary's size per file.
+    """Count `shards` in order, reading ahead in a background thread, with whole documents gathered into batches
+    across the shards' boundaries (`pooled_batches`): a folder of small files costs as few `encode_batch` calls
+    as one large file, and no vector of the vocabulary's size per file. Yields each shard's result as soon as it
+    is read to its end.
 
     Each shard's documents and skips are its own; its tokens are not counted apart: a result's `pooled`
-    counts are those of the batches counted since the result before it.
+    counts are those of the batches counted since the result before it. `on_bytes(n)` reports raw bytes read
+    (from the reader thread), `on_batch(counts)` each counted batch. A strict job raises InputError at the
+    first skipped record.
     """
     counter = job.counter()
     tallies: dict[int, PooledTally] = {}  # the shards begun and not yet ended
@@ -176,17 +155,16 @@ def _count_readable(counter: TokenCounter, documents: list[Document]) -> tuple[T
 
 def count_in_worker(
     job: CountJob,
-    shard: Shard,
+    unit: Unit,
     on_bytes: Callable[[int], None] | None = None,
     on_batch: Callable[[TokenCounts], None] | None = None,
-) -> ShardResult | UserFailure:
-    """Count one shard away from the caller: a user error comes back as a value, anything
+) -> list[ShardResult] | UserFailure:
+    """Count one unit away from the caller (`count_pooled`): a user error comes back as a value, anything
     else is raised, for the executor to retry."""
     try:
-        (result,) = count_shards([shard], job, on_bytes, on_batch)
+        return list(count_pooled(unit, job, on_bytes, on_batch))
     except VocabriskError as error:
         return UserFailure.of(error)
-    return result
 
 
 THREAD_VARIABLES = ("RAYON_NUM_THREADS", "FASTOKENS_BPE_THREADS")  # tokenizers' thread pool; fastokens' own

@@ -3,8 +3,8 @@
 It is a fresh interpreter rather than a multiprocessing child, so it never re-imports the
 caller's main script (which a spawned child does, and which fails in scripts without an
 `if __name__ == "__main__"` guard) and never inherits a forked tokenizer thread pool.
-It talks to the pool over the socket FD: the job first, then one shard at a time; it
-answers with progress messages and one outcome per shard, and exits when the pool closes
+It talks to the pool over the socket FD: the job first, then one unit of shards at a time; it
+answers with progress messages and one outcome per unit, and exits when the pool closes
 the socket or sends None.
 """
 
@@ -33,16 +33,16 @@ def serve(conn: Connection) -> None:
 
     while True:
         try:
-            shard = conn.recv()
+            unit = conn.recv()
         except EOFError:
             return
-        if shard is None:
+        if unit is None:
             return
         try:
-            outcome = ("done", count_in_worker(job, shard, on_bytes, on_batch))
-        except Exception as exc:  # reported to the pool, which retries the shard
+            outcome = ("done", count_in_worker(job, unit, on_bytes, on_batch))
+        except Exception as exc:  # reported to the pool, which retries the unit
             outcome = ("failed", f"{type(exc).__name__}: {exc}")
-        conn.send(("progress", pending_bytes, 0, 0))  # the end of the shard, read after its last batch
+        conn.send(("progress", pending_bytes, 0, 0))  # the end of the unit, read after its last batch
         pending_bytes = 0
         conn.send(outcome)
 
