@@ -17,7 +17,9 @@ would swap the input embeddings too):
 
 A v3 suite (`real_suite.py`) also has two old texts, two regimes and a job list; every old
 text gets the three forgettings, and each row's logit change and each position's loss change are
-kept per old text.
+kept per old text. A v4 suite (`real_suite_v4.py`) names checkpoints in each plan: the total and
+head-only forgetting on every old text are measured there too (`old.<name>.curve`), so each run is
+a curve over steps.
 
 Workers (`--workers`) split the runs between processes on one device. Results: one JSON line per
 run in `OUT/<base>-runs.jsonl`, per-row arrays in `OUT/rows/<base>-<run>-<regime>-s<seed>.npz`
@@ -155,7 +157,24 @@ def worker(
             config = suites.train_config(plan, device, seed)
             model = copy.deepcopy(base)
             torch.manual_seed(seed)
-            result = finetune(model, train, config)
+            curve = {n: {"steps": [], "total": [], "head_only": []} for n in olds}
+
+            def measure_along(done: int, model=model, curve=curve, plan=plan) -> None:
+                """The old texts' loss at the plan's checkpoints (v4): each run is a curve."""
+                if done not in plan.get("checkpoints", ()) or done == plan["steps"]:
+                    return  # the last step is measured in full below
+                matrix = output_matrix(model)
+                for n, old in olds.items():
+                    hidden = final_hidden(model, old, device, bf16)
+                    curve[n]["steps"].append(done)
+                    curve[n]["total"].append(
+                        float((position_losses(hidden, matrix, old, device) - base_pos[n]).double().mean())
+                    )
+                    curve[n]["head_only"].append(
+                        float((position_losses(base_hidden[n], matrix, old, device) - base_pos[n]).double().mean())
+                    )
+
+            result = finetune(model, train, config, after_step=measure_along)
             matrix = output_matrix(model)
             delta = matrix - base_matrix
             if heldout is not None:
@@ -177,6 +196,12 @@ def worker(
                 flat = base_hidden[n][:, :-1].reshape(-1, base_hidden[n].shape[-1])
                 rows[f"logit_shift/{n}"] = flat.mean(0) @ delta.T  # each row's mean logit change on old text
                 rows[f"position_total/{n}"], rows[f"position_head/{n}"] = total, head
+                if plan.get("checkpoints"):
+                    measured[n]["curve"] = {
+                        "steps": curve[n]["steps"] + [plan["steps"]],
+                        "total": curve[n]["total"] + [measured[n]["total"]],
+                        "head_only": curve[n]["head_only"] + [measured[n]["head_only"]],
+                    }
             first = measured[names[0]]
             record = {
                 "base": suite["base"],
@@ -187,6 +212,7 @@ def worker(
                 "regime": job["regime"],
                 "seed": seed,
                 "steps": plan["steps"],
+                "lr": plan["lr"],
                 "train_tokens": run["train_tokens"],
                 "epochs": plan["steps"] * plan["tokens_per_step"] / max(run["train_tokens"], 1),
                 "base_old": first["base"],

@@ -153,3 +153,27 @@ def test_verify_trains_on_the_plan_it_forecasts_step_by_step(schedule, monkeypat
 def test_a_plan_of_part_windows_trains_and_forecasts_whole_ones():
     config = TrainConfig(TrainingPlan(steps=2, tokens_per_step=1000), seq_len=128)
     assert (config.batch_size, config.plan.tokens_per_step) == (7, 896)
+
+
+def test_measuring_along_a_run_does_not_change_it():
+    """`after_step` sees every step once, may evaluate the model, and leaves the run as it would have been:
+    the benchmark's curves (forgetting at several steps of one run) measure the run that ends at the last."""
+    from vocabrisk.model.loaded import load_model
+    from vocabrisk.verify.measure import final_hidden
+
+    config = TrainConfig(TrainingPlan(steps=4, learning_rate=1e-3, tokens_per_step=64, warmup_steps=1), seq_len=32)
+    stream, probe = torch.randint(0, 100, (4096,)), torch.randint(0, 100, (2, 32))
+    plain = load_causal_lm(load_model("demo"), "cpu")
+    measured = load_causal_lm(load_model("demo"), "cpu")
+    seen = []
+
+    def along(done: int) -> None:
+        seen.append((done, measured.training))
+        final_hidden(measured, probe, "cpu")  # puts the model in eval mode, as the benchmark's measurement does
+
+    first = finetune(plain, stream, config)
+    second = finetune(measured, stream, config, after_step=along)
+    assert seen == [(1, True), (2, True), (3, True), (4, True)]
+    assert second.losses == first.losses
+    for a, b in zip(plain.parameters(), measured.parameters(), strict=True):
+        assert torch.equal(a, b)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -98,8 +99,18 @@ class TrainResult:
     seconds: float
 
 
-def finetune(model, stream: torch.Tensor, config: TrainConfig, head_eps: float | None = None) -> TrainResult:
-    """Train `model` in place for `config.steps` steps; `head_eps` None means the default eps everywhere."""
+def finetune(
+    model,
+    stream: torch.Tensor,
+    config: TrainConfig,
+    head_eps: float | None = None,
+    after_step: Callable[[int], None] | None = None,
+) -> TrainResult:
+    """Train `model` in place for `config.steps` steps; `head_eps` None means the default eps everywhere.
+
+    `after_step(n)` is called once n steps are done (the benchmark measures the old text's loss along the
+    run there); it may evaluate the model, which is put back into training mode after it.
+    """
     plan = config.plan  # the schedule and the Adam settings the forecast reads are the ones trained with
     head_eps = plan.eps if head_eps is None else head_eps
     groups, _ = head_eps_param_groups(model, head_eps, plan.weight_decay, eps=plan.eps)
@@ -127,6 +138,9 @@ def finetune(model, stream: torch.Tensor, config: TrainConfig, head_eps: float |
         if not math.isfinite(value):
             raise FloatingPointError(f"training loss became {value} at step {step}; lower --lr")
         losses.append(value)
+        if after_step is not None:
+            after_step(step + 1)
+            model.train()
     return TrainResult(
         losses=losses,
         head_grad_rms=(grad_sq / max(config.steps, 1)).sqrt().cpu().numpy(),
