@@ -117,7 +117,11 @@ def worker(
     plans = suite.get("plans", {"A": suite["plan"]})
     jobs = jobs_of(suite)
     if smoke:  # a few steps of two runs: checks the whole path in seconds on a CPU
-        plans = {k: {**plan, "steps": 3, "tokens_per_step": plan["seq_len"] * 2} for k, plan in plans.items()}
+        plans = {
+            k: {**plan, "steps": 3, "tokens_per_step": plan["seq_len"] * 2}
+            | ({"checkpoints": [1, 3]} if "checkpoints" in plan else {})
+            for k, plan in plans.items()
+        }
         jobs = jobs[:2]
     if only:
         jobs = [job for name in only for job in jobs if job["run"] == name]  # in the order given
