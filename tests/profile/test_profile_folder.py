@@ -302,3 +302,14 @@ def test_a_saved_profile_given_another_model_is_refused_and_its_own_is_accepted(
     (Path.cwd() / "vocabrisk.toml").write_text(f'[gate]\nmodel = "{other}"\n', encoding="utf-8")
     configured = gate(str(saved), "--max-risk", "1")
     assert configured.exit_code == 2 and "counted against the model 'demo'" in configured.output
+
+
+def test_a_profile_is_loaded_from_any_of_its_own_files(tmp_path, korean):
+    """`Profile.load(".../profile.json")` is the profile, not "not a vocabrisk profile (no profile.json)" (issue 32);
+    a file that is not inside a profile is still refused by name."""
+    korean.save(tmp_path / "profile")
+    for name in ("profile.json", "tokens.parquet"):
+        assert Profile.load(tmp_path / "profile" / name).total_tokens == korean.total_tokens
+    (tmp_path / "notes.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(ProfileError, match=r"notes\.json: not a vocabrisk profile"):
+        Profile.load(tmp_path / "notes.json")

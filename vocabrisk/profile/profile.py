@@ -324,6 +324,8 @@ class Profile:
     def load(cls, folder: Path | str) -> Profile:
         """The profile saved in FOLDER; ProfileError naming the file and what is wrong with it, if anything is."""
         folder = Path(folder)
+        if folder.is_file() and (folder.parent / PROFILE_JSON).is_file():
+            folder = folder.parent  # one of the profile's own files (profile.json, tokens.parquet) names its folder
         meta_path = folder / PROFILE_JSON
         if not meta_path.is_file():
             raise ProfileError(
