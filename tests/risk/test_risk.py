@@ -145,3 +145,9 @@ def test_diff_names_rows_newly_starved(profiles):
     assert any(g["group"] == "Hangul" for g in result["groups"])
     back = diff(profiles["python-code.jsonl"], profiles["all"], SMALL_PLAN)
     assert back["no_longer_starved"] == result["newly_starved"]
+
+
+def test_a_plan_that_is_not_a_training_plan_is_refused_by_name(profiles):
+    """`Summary.of(profile, 5)` says what a plan is, instead of an AttributeError from inside the risk (issue 32)."""
+    with pytest.raises(TypeError, match=r"plan must be a TrainingPlan, not int 5.*TrainingPlan\(steps="):
+        Summary.of(profiles["korean-notes.txt"], 5)

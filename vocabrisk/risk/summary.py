@@ -114,6 +114,11 @@ class Summary:
     @classmethod
     def of(cls, profile: Profile, plan: TrainingPlan | None = None, calibration: Calibration | None = None) -> Summary:
         """The risk and the forecast of a profile under a plan; the model's saved calibration by default."""
+        if plan is not None and not isinstance(plan, TrainingPlan):
+            raise TypeError(
+                f"Summary.of: plan must be a TrainingPlan, not {type(plan).__name__} {plan!r}; "
+                "for example TrainingPlan(steps=1000, tokens_per_step=2048)"
+            )
         plan = plan or TrainingPlan()
         risk = assess(profile, plan)
         calibration = calibration or load_calibration(profile.calibration_key)
