@@ -326,3 +326,14 @@ def test_an_entry_that_cannot_be_looked_at_is_skipped(tmp_path):
     finally:
         (folder / "locked").chmod(0o700)
     assert "permission denied" in skip_reasons(skipped)["inside"].lower()
+
+
+def test_a_link_given_as_an_input_that_loops_or_dangles_is_named_as_it_would_be_inside_a_folder(tmp_path):
+    """Issue 32: a symlink loop given by name said "input not found"; inside a folder it was named correctly."""
+    (tmp_path / "a.txt").symlink_to(tmp_path / "b.txt")
+    (tmp_path / "b.txt").symlink_to(tmp_path / "a.txt")
+    (tmp_path / "gone.txt").symlink_to(tmp_path / "deleted.txt")
+    with pytest.raises(InputError, match=r"a\.txt: symbolic link to .*b\.txt that cannot be followed: .*fix or remove"):
+        discover([str(tmp_path / "a.txt")])
+    with pytest.raises(InputError, match=r"gone\.txt: symbolic link to .*deleted\.txt, which does not exist"):
+        discover([str(tmp_path / "gone.txt")])

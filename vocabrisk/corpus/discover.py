@@ -99,6 +99,12 @@ def _add_input(given: str, options: ReadOptions, found: _Found) -> None:
         _walk(given, options, found)
     elif os.path.exists(given):
         found.add_source(_named_file(given, options, _size(given)))
+    elif os.path.islink(given):  # a link that leads nowhere, or to itself: named as inside a folder
+        try:
+            os.stat(given)
+        except OSError as exc:
+            raise InputError(f"{given}: {_unreachable(given, exc)}") from None
+        raise InputError(f"{given}: symbolic link that cannot be read; fix or remove the link")
     elif glob.has_magic(given):
         _add_glob(given, options, found)
     else:
