@@ -126,9 +126,11 @@ def test_keyboard_interrupt_is_exit_130(monkeypatch, tmp_path):
     assert not (tmp_path / "p").exists()
 
 
-def test_sigint_during_a_gate_exits_130_and_writes_nothing(tmp_path):
-    """A real Ctrl-C: the gate reads standard input that never ends, and is interrupted."""
+def test_sigint_during_a_gate_exits_130_writes_no_profile_and_replaces_its_reports(tmp_path):
+    """A real Ctrl-C: the gate reads standard input that never ends, and is interrupted. An earlier run's passing
+    report is replaced by the interruption, as an erroring gate's is (issue 32): CI must not read it as this run's."""
     out = tmp_path / "profile"
+    (tmp_path / "g.xml").write_text('<testsuite tests="1" failures="0"/>', encoding="utf-8")  # the last run passed
     process = subprocess.Popen(
         [sys.executable, "-m", "vocabrisk.cli", "gate", "-", "--out", str(out), "--report", f"junit={tmp_path}/g.xml"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -140,5 +142,7 @@ def test_sigint_during_a_gate_exits_130_and_writes_nothing(tmp_path):
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr.decode()
-    assert b"Traceback" not in stderr and b"interrupted" in stderr
-    assert not out.exists() and not (tmp_path / "g.xml").exists()
+    assert b"Traceback" not in stderr and b"interrupted: each --report now says so" in stderr
+    assert not out.exists()
+    report = (tmp_path / "g.xml").read_text(encoding="utf-8")
+    assert "interrupted before the gate could judge the corpus" in report and 'errors="1"' in report

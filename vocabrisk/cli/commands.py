@@ -26,6 +26,8 @@ from vocabrisk.cli.options import (
 )
 from vocabrisk.cli.output import (
     DEBUG,
+    INTERRUPTED_GATE,
+    INTERRUPTED_NOTE,
     GateCommand,
     check_outputs,
     log_lines,
@@ -176,6 +178,10 @@ def gate_command(ctx, inputs, settings, quiet, plan_flags, config_file, out, for
     try:
         _gate(ctx, inputs, settings, quiet, plan_flags, config_file, out, force, output_format, reports, limits)
     except click.exceptions.Exit:
+        raise
+    except KeyboardInterrupt:  # an earlier run's passing reports must not stand for this one
+        publish_gate_error(INTERRUPTED_GATE, reports, output_format)
+        ctx.meta[INTERRUPTED_NOTE] = "each --report now says so, and no profile was written"
         raise
     except Exception as exc:
         publish_gate_error(exc, reports, output_format)

@@ -37,6 +37,10 @@ DEBUG = "vocabrisk.debug"
 atexit.register(gc.freeze)
 
 
+INTERRUPTED_NOTE = "vocabrisk.interrupted"  # ctx.meta: what an interrupted command did write, where it wrote something
+INTERRUPTED_GATE = VocabriskError("interrupted before the gate could judge the corpus", hint="run the gate again")
+
+
 def report_errors(command):
     """Turn every failure into an exit code a CI can read, with no traceback (unless --debug).
 
@@ -59,7 +63,8 @@ def report_errors(command):
                 raise
             _print_error(exc.message, exc.hint)
         except KeyboardInterrupt:
-            stderr_console().print("[bold red]interrupted[/]: nothing was written", markup=True)
+            note = click.get_current_context().meta.get(INTERRUPTED_NOTE, "nothing was written")
+            stderr_console().print(f"[bold red]interrupted[/]: {note}", markup=True)
             sys.exit(EXIT_INTERRUPTED)
         except (click.ClickException, click.exceptions.Exit):
             raise
