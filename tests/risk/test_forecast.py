@@ -18,7 +18,7 @@ from vocabrisk.prior.old_text import OldText
 from vocabrisk.profile.profile import Profile
 from vocabrisk.risk.calibration import Calibration, ProbeRun, fit, load_calibration, save_calibration
 from vocabrisk.risk.exposure import exposure
-from vocabrisk.risk.forecast import competition, forecast, push
+from vocabrisk.risk.forecast import Drive, checkpoints, competition, forecast, push, saturate
 from vocabrisk.risk.plan import TrainingPlan
 from vocabrisk.risk.summary import Summary
 
@@ -139,7 +139,11 @@ def test_a_frozen_head_and_the_head_eps_mitigation_forecast_less_from_the_head()
 def test_the_band_brackets_the_forecast():
     result = predict(shares_of([0, 1, 2]), two_languages())
     assert result.low < result.total < result.high
-    assert result.high / result.total == pytest.approx(Calibration().band)
+    size = result.head + result.body  # the band is on the forecast's size, the adaptation taken off or not
+    assert result.high - result.total == pytest.approx((Calibration().band - 1) * size)
+    bare = predict(shares_of([0, 1, 2]), two_languages(), calibration=Calibration(adaptation=0.0))
+    assert bare.high / bare.total == pytest.approx(Calibration().band)
+    assert bare.total / bare.low == pytest.approx(Calibration().band)
 
 
 def test_fit_recovers_the_constants_that_made_the_probes():
@@ -151,8 +155,9 @@ def test_fit_recovers_the_constants_that_made_the_probes():
         made = predict(shares, old, calibration=truth, corpus=corpus)
 
         def kl(kappas, shares=shares, corpus=corpus):
-            unit = predict(shares, old, calibration=Calibration(kappa=1.0), corpus=corpus).shift
-            return competition(unit, shares > 0, old, np.full(40, 1 / 40), kappas)
+            prior = np.full(40, 1 / 40)
+            drive = Drive.of(shares, exposure(shares, PLAN.resolve(corpus)), prior, PLAN, corpus)
+            return drive.head(kappas, shares > 0, old, prior)
 
         probes.append(ProbeRun(str(tokens), made.head, made.total, made.terms.unit, kl))
     fitted = fit(probes, fingerprint="test")
@@ -196,3 +201,66 @@ def test_competition_over_many_scales_equals_one_scale_at_a_time():
     together = competition(shift, inside, old, prior, [0.5, 2.0, 8.0])
     apart = [competition(k * shift, inside, old, prior)[0] for k in (0.5, 2.0, 8.0)]
     np.testing.assert_allclose(together, apart)
+
+
+# ---- v4: the forecast along the plan ---------------------------------------------------------
+
+
+def test_checkpoints_double_from_five_up_to_the_plans_last_step():
+    assert checkpoints(40) == (5, 10, 20, 40)
+    assert checkpoints(80) == (5, 10, 20, 40, 80)
+    assert checkpoints(1000)[-3:] == (320, 640, 1000)
+    assert checkpoints(5) == (5,) and checkpoints(3) == (3,)
+
+
+def test_the_curve_rises_along_a_constant_plan_and_ends_at_the_headline():
+    result = predict(shares_of([0, 1, 2, 3, 25]), two_languages())
+    assert [p.step for p in result.curve] == list(checkpoints(PLAN.steps))
+    heads, bodies = [p.head for p in result.curve], [p.body for p in result.curve]
+    assert heads == sorted(heads) and bodies == sorted(bodies) and heads[0] < heads[-1]
+    assert result.curve[-1].total == pytest.approx(result.total)
+    assert result.to_dict()["curve"][-1]["total_nats"] == pytest.approx(result.total)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(0.01, 50.0), st.floats(0.1, 5.0))
+def test_a_rows_walk_slows_as_it_goes(x, target):
+    down, twice = -saturate(np.array([-x]), None)[0], -saturate(np.array([-2 * x]), None)[0]
+    assert 0 < down <= x and down < twice < 2 * down  # slower than linear, never backwards
+    up = saturate(np.array([x]), np.array([target]))[0]
+    assert 0 < up <= target and up <= x  # an up-pushed row approaches where the corpus's use is met
+
+
+def test_the_adaptation_is_taken_off_the_total_and_the_text_keeps_its_sign():
+    shares = shares_of([0, 1, 2, 3, 25])
+    bare = predict(shares, two_languages())
+    adapted = predict(shares, two_languages(), calibration=Calibration(adaptation=0.05))
+    assert bare.adaptation == 0.0 and "adaptation" not in bare.text
+    assert adapted.total == pytest.approx(bare.total - 0.05, abs=1e-3)  # saturated by the plan's end
+    early = predict(shares, two_languages(), replace(PLAN, learning_rate=1e-5), Calibration(adaptation=0.05))
+    assert early.total < 0 and early.headline.startswith("-") and early.text.startswith("-")
+
+
+def test_crossing_names_the_first_checkpoint_over_the_budget():
+    result = predict(shares_of([0, 1, 2, 3, 25]), two_languages())
+    crossed = result.crossing(result.curve[1].total)
+    assert crossed is not None and crossed.step == result.curve[2].step
+    assert result.crossing(result.total) is None  # within the plan: not crossed
+
+
+def test_a_higher_learning_rate_forgets_more_than_in_proportion_in_the_body():
+    old, shares = two_languages(), shares_of([0, 1, 2, 3, 25])
+    low = predict(shares, old, replace(PLAN, learning_rate=1e-4)).body
+    high = predict(shares, old, replace(PLAN, learning_rate=3e-4)).body
+    assert high > 3 * low > 0  # the loss a noisy optimizer adds is proportional to its rate, once relaxed
+
+
+def test_mixing_in_the_old_texts_kind_forecasts_less_forgetting():
+    reference = [str(SAMPLES / "english-prose")]
+    summary = Summary.of(scan([str(SAMPLES / "korean-notes.txt")], "demo", reference=reference), PLAN)
+    replay = scan(reference, "demo")
+    mixed = [summary.mixed(replay, share).total for share in (0.05, 0.25, 0.5)]
+    assert summary.forecast.total > mixed[0] > mixed[1] > mixed[2]
+    assert summary.mixed(replay, 0.0).total == pytest.approx(summary.forecast.total)
+    with pytest.raises(ValueError, match=r"\[0, 1\)"):
+        summary.mixed(replay, 1.0)

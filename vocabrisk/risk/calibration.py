@@ -2,7 +2,8 @@
 probe fine-tunes fit them.
 
 `kappa` (logit change per unit of summed learning rate) is fitted to the probes' head-only
-forgetting, then `body_gain` to their total forgetting given the fitted head, each by least
+forgetting, then `body_gain` to their total forgetting given the fitted head and the model's
+`adaptation` (the nats any plain text takes off the old text's loss early on), each by least
 squared log error over a grid: the forecast must be right within a factor, not in absolute nats,
 and a grid cannot fall into a local minimum. The band is exp(2 × RMS log error) of the fitted
 forecast on the probes, at least `CALIBRATED_BAND_FLOOR`.
@@ -24,11 +25,12 @@ from vocabrisk._version import __version__
 from vocabrisk.storage.cache import cache_folder
 from vocabrisk.storage.outputs import write_atomic
 
-KAPPA_PER_WIDTH = 0.14  # kappa per hidden coordinate, uncalibrated; see docs/VALIDITY.md ("v3")
+KAPPA_PER_WIDTH = 0.22  # kappa per hidden coordinate, uncalibrated; see docs/VALIDITY.md ("v4")
 DEFAULT_WIDTH = 512  # the width assumed where a model's head is not known
-DEFAULT_BODY_GAIN = 21.0  # nats per unit of Σ lr · S · B · ln(1 + R), uncalibrated
+DEFAULT_BODY_GAIN = 1950.0  # nats per unit of lr · (1 - e^{-Σlr/L}) · S · B · ln(1 + R), uncalibrated
+DEFAULT_ADAPTATION = 0.0  # nats of adaptation gain (forecast term 7) where none was measured (SmolLM2-Instruct: 0.07)
 DEFAULT_BAND = 4.0  # uncalibrated: the truth is expected within ×/÷ 4
-FORM = "v3"  # the forecast's form: a calibration fitted to another form's terms does not apply
+FORM = "v4"  # the forecast's form: a calibration fitted to another form's terms does not apply
 CALIBRATED_BAND_FLOOR = 1.5
 
 
@@ -41,6 +43,7 @@ class Calibration:
 
     kappa: float | None = None
     body_gain: float = DEFAULT_BODY_GAIN
+    adaptation: float = DEFAULT_ADAPTATION
     band: float = DEFAULT_BAND  # multiplicative: the forecast's band is [value / band, value · band]
     source: str = "default"
     fingerprint: str | None = None
@@ -89,7 +92,7 @@ def save_calibration(calibration: Calibration) -> Path:
 
 
 KAPPAS = np.geomspace(0.5, 5000, 29)
-GAINS = np.concatenate([[0.0], np.geomspace(0.01, 1000, 76)])
+GAINS = np.concatenate([[0.0], np.geomspace(0.01, 1e5, 106)])
 FLOOR = 1e-4  # nats: measured forgetting below this is noise
 
 
@@ -110,8 +113,11 @@ def _log_error(predicted: np.ndarray, measured: np.ndarray) -> np.ndarray:
     return np.sum(np.log(ratio) ** 2, axis=-1)
 
 
-def fit(probes: Sequence[ProbeRun], fingerprint: str | None = None) -> Calibration:
-    """The calibration that best explains the probes (see the module docstring)."""
+def fit(
+    probes: Sequence[ProbeRun], fingerprint: str | None = None, adaptation: float = DEFAULT_ADAPTATION
+) -> Calibration:
+    """The calibration that best explains the probes (see the module docstring), with ADAPTATION fixed:
+    probes measured at one step of one plan cannot tell it from the body's gain."""
     if len(probes) < 2:
         raise ValueError("calibration needs at least two probe runs")
     head = np.array([p.head for p in probes])
@@ -120,13 +126,14 @@ def fit(probes: Sequence[ProbeRun], fingerprint: str | None = None) -> Calibrati
     head_grid = np.array([p.competition(KAPPAS) for p in probes]).T  # (kappas, probes)
     k = int(np.argmin(_log_error(head_grid, head)))
     predicted_head = head_grid[k]
-    total_grid = predicted_head[None, :] + GAINS[:, None] * body[None, :]  # (gains, probes)
+    total_grid = predicted_head[None, :] + GAINS[:, None] * body[None, :] - adaptation  # (gains, probes)
     b = int(np.argmin(_log_error(total_grid, total)))
     residual = np.log(np.maximum(total_grid[b], 1e-12) / np.maximum(total, FLOOR))
     band = max(math.exp(2 * math.sqrt(float(np.mean(residual**2)))), CALIBRATED_BAND_FLOOR)
     return Calibration(
         kappa=float(KAPPAS[k]),
         body_gain=float(GAINS[b]),
+        adaptation=adaptation,
         band=band,
         source=f"calibrated on {len(probes)} probe runs",
         fingerprint=fingerprint,

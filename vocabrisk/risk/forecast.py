@@ -10,11 +10,16 @@ A model of the mechanism, each step a term that the ablation in docs/VALIDITY.md
 2. **Step size** `r_j = g_j / (g_j + eps)` with `g_j = prior_j · h_scale`: Adam turns a gradient well
    above its eps into a full step of about the learning rate, one below it into a step eps/g times
    smaller. This is where the head-only eps mitigation acts (`plan.head_eps`).
-3. **Shift** `z_j = kappa · Σ_t lr_t · r_j · s_j`: the change of row j's logit on old contexts.
+3. **Shift** `z_j = φ(kappa · Σ_t lr_t · r_j · s_j)`: the change of row j's logit on old contexts.
    Rows walk along plus or minus the typical hidden state, so the change is about the same in every
    context. `kappa` is the logit change per unit of summed learning rate: each of the hidden
    state's `d` coordinates moves the logit by about lr times its typical size, so by default
-   `kappa = KAPPA_PER_WIDTH · d`; `vocabrisk calibrate` measures it per base model.
+   `kappa = KAPPA_PER_WIDTH · d`; `vocabrisk calibrate` measures it per base model. The walk slows
+   as it goes (v4): a starved row's gradient `p_j · h` shrinks by `e^z` as its logit falls while
+   Adam's second moment still remembers the larger gradients of before, so its steps shrink with
+   it; solving that (`dz/dt = -e^z / rms of e^z so far`) gives `φ(x) = -A ln(1 + |x|/A)`, `A =
+   STARVED_SATURATION`. A row pushed up stops where the corpus's use of its token is met: it
+   approaches `T_j = ln(q_j / prior_j)` as `T_j (1 - e^{-x/T_j})`.
 4. **Competition**: a shift shared by all logits costs nothing. On an old position whose next-token
    distribution is p, the loss rises by `KL(p ‖ p·e^z/Z) = log Σ_j p_j e^{z_j} - Σ_j p_j z_j`, about
    half the variance of z under p: an old context is hurt only in proportion to how much of its
@@ -28,15 +33,29 @@ A model of the mechanism, each step a term that the ablation in docs/VALIDITY.md
 6. **The body** (the rest of the network) forgets most of the total on a real model, and mostly at
    the same old positions: those whose next token the corpus starves. It learns that those tokens
    do not occur in text like the corpus's, and applies that to old contexts as far as they look
-   alike. Its term is `body_gain · Σ lr · S · B · ln(1 + R)`: S, the share of old-text tokens
+   alike. Its term is `body_gain · lr · (1 - e^{-Σ lr / BODY_RELAXATION}) · S · B · ln(1 + R)`:
+   the body relaxes toward the corpus's optimum at a pace set by the summed learning rate, and the
+   loss it adds there is proportional to the learning rate (the stationary excess of a noisy
+   optimizer: a run at three times the rate forgets about three times more once relaxed, which a
+   term in Σ lr alone cannot say; docs/VALIDITY.md "v4"). lr is the mean rate so far. S, the share of old-text tokens
    whose rows the plan starves (`Σ q_j a_j`, q the old text's token distribution); B, how alike
    the corpus and the old text are (the Bhattacharyya coefficient `Σ √(p_j q_j)` of their token
    distributions); R, how often the plan revisits the corpus's own 3-grams (plan tokens ×
    `Σ f(g)²`, `vocabrisk.counting.repeats`): templated, narrow and repeated text is fitted more
-   consistently, so its pushes add up. The total is the head's part plus the body's.
+   consistently, so its pushes add up.
+7. **Adaptation**: an instruction-tuned base model trained on any plain text first gets *better* on
+   plain old text: its loss falls by `G (1 - e^{-Σ lr / ADAPTATION_PACE})` nats, whatever the
+   corpus (SmolLM2-135M-Instruct: G ≈ 0.07 on both old texts of the v4 design curves). G is a
+   calibration constant; uncalibrated it is 0, so that a forecast never nets forgetting against a
+   gain the base model was not measured to have. The total is the head's part plus the body's,
+   less the adaptation; it can be negative early in a plan.
+
+The forecast is a curve over the plan (`Forecast.curve`): every term at each checkpoint step
+(`checkpoints`), from the Σ lr and tokens seen by then under the plan's schedule. The headline is
+its last point.
 
 Where each of these came from, and what the ablation on the design runs kept: docs/VALIDITY.md
-("v3"). A profile saved before the 3-gram sketch existed has no R; the forecast then takes every
+("v3", "v4"). A profile saved before the 3-gram sketch existed has no R; the forecast then takes every
 3-gram as unique (R = the implied epochs) and says so.
 
 Without calibration the documented defaults below apply and the band is wider.
@@ -56,6 +75,33 @@ from vocabrisk.risk.wording import HOW_WELL
 
 MAX_SHIFT = 30.0  # nats; a larger predicted logit change means "gone" and would only overflow
 HIDDEN_SCALE = 1.0  # per-coordinate size of the final hidden state; norm gains start at 1
+STARVED_SATURATION = 1.6  # A of φ: the numerical solution of the starved row's Adam walk, fitted by A ln(1 + x/A)
+BODY_RELAXATION = 0.011  # Σ lr over which the body relaxes by 1/e; fitted on the v4 design curves
+ADAPTATION_PACE = 1.5e-4  # Σ lr over which adaptation to plain text reaches 1 - 1/e; v4 design curves
+
+
+def checkpoints(steps: int) -> tuple[int, ...]:
+    """The steps a forecast curve reports: 5, 10, 20, … (doubling) below the plan's last step, and it."""
+    points, step = [], 5
+    while step < steps:
+        points.append(step)
+        step *= 2
+    return (*points, max(int(steps), 1))
+
+
+def saturate(x: np.ndarray, target: np.ndarray | None) -> np.ndarray:
+    """Row shifts φ(x) of a walk X of summed learning rate × kappa (term 3 of the module docstring).
+
+    Rows pushed down slow logarithmically; rows pushed up approach their TARGET, ln(q/prior)
+    (linear where no target is given)."""
+    x = np.asarray(x, dtype=np.float64)
+    down = -STARVED_SATURATION * np.log1p(np.abs(x) / STARVED_SATURATION)
+    if target is None:
+        up = x
+    else:
+        t = np.broadcast_to(np.maximum(np.asarray(target, dtype=np.float64), 1e-9), x.shape)
+        up = t * -np.expm1(-np.maximum(x, 0.0) / t)
+    return np.where(x < 0, down, up)
 
 
 @dataclass(frozen=True)
@@ -66,24 +112,46 @@ class Body:
     alike: float  # B: Bhattacharyya coefficient of the corpus's and the old text's token distributions
     repeats: float  # R: the plan's revisits of the corpus's 3-grams
     repeats_known: bool  # False where the profile has no 3-gram sketch and R is the implied epochs
-    unit: float  # Σ lr · S · B · ln(1 + R)
+    unit: float  # the term at the plan's last step: lr · (1 - e^{-Σlr/BODY_RELAXATION}) · S · B · ln(1 + R)
+    curve: tuple[float, ...] = ()  # the term at each of the drive's checkpoints
 
     @classmethod
     def of(
-        cls, shares: np.ndarray, exposure: np.ndarray, old_usage: np.ndarray, lr_sum: float, plan_tokens: float,
-        epochs: float, collision: float | None,
-    ) -> Body:  # fmt: skip
+        cls, shares: np.ndarray, exposure: np.ndarray, old_usage: np.ndarray, drive: Drive, collision: float | None
+    ) -> Body:
         shares, old_usage = np.asarray(shares, dtype=np.float64), np.asarray(old_usage, dtype=np.float64)
         total = old_usage.sum()
         q = old_usage / total if total > 0 else old_usage
         starved = float(np.dot(q, exposure))
         alike = float(np.sum(np.sqrt(shares * q)))
-        repeats = plan_tokens * collision if collision is not None else epochs
-        return cls(starved, alike, repeats, collision is not None, lr_sum * starved * alike * math.log1p(repeats))
+        seen = np.asarray(drive.tokens_seen, dtype=np.float64)
+        repeats = seen * collision if collision is not None else seen / max(drive.corpus_tokens, 1)
+        lr_sums, steps = np.asarray(drive.lr_sums), np.asarray(drive.steps, dtype=np.float64)
+        curve = (lr_sums / steps) * -np.expm1(-lr_sums / BODY_RELAXATION) * starved * alike * np.log1p(repeats)
+        return cls(starved, alike, float(repeats[-1]), collision is not None, float(curve[-1]), tuple(curve.tolist()))
 
     def to_dict(self) -> dict:
         return {"starved_old_share": self.starved, "alike": self.alike, "repeats": self.repeats,
                 "repeats_measured": self.repeats_known}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Point:
+    """The forecast at one step of the plan."""
+
+    step: int
+    lr_sum: float
+    head: float
+    body: float
+    adaptation: float
+
+    @property
+    def total(self) -> float:
+        return self.head + self.body - self.adaptation
+
+    def to_dict(self) -> dict:
+        return {"step": self.step, "total_nats": self.total, "head_nats": self.head, "body_nats": self.body,
+                "adaptation_nats": self.adaptation}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -92,6 +160,7 @@ class Forecast:
 
     head: float  # nats of loss added on old text by the head's drift
     body: float  # nats added by the rest of the network
+    adaptation: float  # nats the plan takes off old text's loss by adapting the model to plain text
     low: float  # band on total
     high: float
     epochs: float  # how many times the plan repeats the corpus
@@ -102,11 +171,16 @@ class Forecast:
     calibration: Calibration
     old_text: bool  # whether contexts came from old text (else the global prior stood in)
     ceiling: float = math.inf  # ln(vocabulary): the loss of a uniform guess; no rise of loss can be trusted past it
+    curve: tuple[Point, ...] = ()  # the forecast at each checkpoint of the plan; the last is the headline
 
     @property
     def total(self) -> float:
-        """Nats of loss added on old text, head and body."""
-        return self.head + self.body
+        """Nats of loss added on old text: head and body, less the adaptation."""
+        return self.head + self.body - self.adaptation
+
+    def crossing(self, budget: float) -> Point | None:
+        """The first checkpoint whose forecast total exceeds BUDGET nats, or None within the plan."""
+        return next((point for point in self.curve if point.total > budget), None)
 
     @property
     def possible(self) -> bool:
@@ -116,7 +190,7 @@ class Forecast:
     @property
     def headline(self) -> str:
         """The forecast's nats as every report prints them: a number only where the number is possible."""
-        return f"+{self.total:.3f}" if self.possible else f"beyond +{self.ceiling:.1f}"
+        return f"{self.total:+.3f}" if self.possible else f"beyond +{self.ceiling:.1f}"
 
     @property
     def basis(self) -> str:
@@ -138,9 +212,13 @@ class Forecast:
                 f"not hold there ({self.basis})"
             )
         return (
-            f"+{self.total:.3f} nats on the base model's own text (band {self.low:.3f}–{self.high:.3f}; "
-            f"head +{self.head:.3f}, body +{self.body:.3f}; {self.basis})"
+            f"{self.total:+.3f} nats on the base model's own text (band {self.low:.3f}–{self.high:.3f}; "
+            f"head +{self.head:.3f}, body +{self.body:.3f}{self._adapted}; {self.basis})"
         )
+
+    @property
+    def _adapted(self) -> str:
+        return f", adaptation -{self.adaptation:.3f}" if self.adaptation else ""
 
     def to_dict(self) -> dict:
         possible = self.possible  # past the ceiling no number is given (issue 21): `beyond_possible` says why
@@ -148,13 +226,19 @@ class Forecast:
             "total_nats": self.total if possible else None,
             "head_nats": self.head if possible else None,
             "body_nats": self.body if possible else None,
+            "adaptation_nats": self.adaptation if possible else None,
+            "curve": [point.to_dict() for point in self.curve] if possible else None,
             "band": [self.low, self.high] if possible else None,
             "beyond_possible": not possible,
             "ceiling_nats": self.ceiling,
             "epochs": self.epochs,
             "calibration": self.calibration.source,
             "calibrated": self.calibration.calibrated,
-            "constants": {"kappa": self.kappa, "body_gain": self.calibration.body_gain},
+            "constants": {
+                "kappa": self.kappa,
+                "body_gain": self.calibration.body_gain,
+                "adaptation": self.calibration.adaptation,
+            },
             "terms": self.terms.to_dict(),
             "old_text": self.old_text,
             "meaning": "forecast rise of mean next-token loss on the base model's own text, in nats",
@@ -203,29 +287,31 @@ _CONTEXTS_KEPT = 4
 
 
 def competition(
-    shift: np.ndarray, contained: np.ndarray, old: OldText | None, prior: np.ndarray, scales=(1.0,)
-) -> np.ndarray:
-    """Mean over old positions of KL(p ‖ p·e^{u·z}/Z), for z = scale × SHIFT and each of SCALES.
+    shift: np.ndarray, contained: np.ndarray, old: OldText | None, prior: np.ndarray, scales=(1.0,),
+    target: np.ndarray | None = None,
+) -> np.ndarray:  # fmt: skip
+    """Mean over old positions of KL(p ‖ p·e^{u·z}/Z), for z = φ(scale × SHIFT) and each of SCALES.
 
     p and the overlap u come from each position's neighbourhood (term 4 and 5 of the module
-    docstring); without old text the global prior stands in for every context (u = 1).
+    docstring); without old text the global prior stands in for every context (u = 1). φ is
+    `saturate` with the up-pushed rows' TARGET.
     """
     scales = np.atleast_1d(np.asarray(scales, dtype=np.float64))
     shift = np.asarray(shift, dtype=np.float64)
     if old is None or len(old.ids) == 0:
         result = []
         for scale in scales:
-            z = np.clip(scale * shift, -MAX_SHIFT, MAX_SHIFT)
+            z = np.clip(saturate(scale * shift, target), -MAX_SHIFT, MAX_SHIFT)
             top = float(np.max(z))
             result.append(top + math.log(float(np.dot(prior, np.exp(z - top)))) - float(np.dot(prior, z)))
         return np.maximum(np.array(result), 0.0)
     contexts = OldContexts.of(old)
     tokens, weight, count = contexts.tokens, contexts.weight, contexts.count
     overlap = np.sqrt((weight * np.asarray(contained)[tokens]).sum(axis=1) / count)[:, None]
-    unit = shift[tokens] * weight
     result = []
     for scale in scales:
-        uz = overlap * np.clip(scale * unit, -MAX_SHIFT, MAX_SHIFT)  # zero outside the document
+        z = np.clip(saturate(scale * shift, target), -MAX_SHIFT, MAX_SHIFT)
+        uz = overlap * z[tokens] * weight  # zero outside the document
         top = np.max(uz, axis=1, keepdims=True)  # ≥ the largest valid value; exp cannot overflow
         grow = (np.exp(uz - top) * weight).sum(axis=1)
         kl = top[:, 0] + np.log(grow / count) - uz.sum(axis=1) / count
@@ -235,22 +321,47 @@ def competition(
 
 @dataclass(frozen=True)
 class Drive:
-    """What the plan does to each row before the base model's constants: the shift per unit of kappa."""
+    """What the plan does to each row before the base model's constants, at each checkpoint."""
 
-    unit_shift: np.ndarray  # Σ_t lr_t · r_j · s_j (terms 1 to 3 without kappa)
+    unit_shift: np.ndarray  # Σ_t lr_t · r_j · s_j over the whole plan (terms 1 to 3 without kappa or φ)
+    target: np.ndarray  # ln(q_j / prior_j): where an up-pushed row stops
     epochs: float
     lr_sum: float
+    steps: tuple[int, ...]  # the checkpoints
+    lr_sums: tuple[float, ...]  # Σ lr up to each checkpoint
+    tokens_seen: tuple[int, ...]  # tokens trained on up to each checkpoint
+    corpus_tokens: int
 
     @classmethod
     def of(cls, shares: np.ndarray, exposure: np.ndarray, prior: np.ndarray, plan, corpus_tokens: int) -> Drive:
         plan = plan.resolve(corpus_tokens)
+        steps = checkpoints(plan.steps)
+        rates = np.cumsum(plan.lr_at(np.arange(plan.steps)))
+        lr_sums = tuple(float(rates[s - 1]) for s in steps)
         lr_sum = plan.mean_lr * plan.steps
         eps = plan.head_eps if plan.head_eps is not None else plan.eps
+        shares, prior = np.asarray(shares, dtype=np.float64), np.asarray(prior, dtype=np.float64)
         if plan.head_trains:
             unit = lr_sum * step_size(prior, eps) * push(shares, prior, exposure)
         else:
             unit = np.zeros_like(prior, dtype=np.float64)
-        return cls(unit, plan.implied_epochs(corpus_tokens) or 0.0, lr_sum)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            target = np.where((shares > 0) & (prior > 0), np.log(shares / prior), 0.0)
+        seen = tuple(s * plan.tokens_per_step for s in steps)
+        return cls(unit, target, plan.implied_epochs(corpus_tokens) or 0.0, lr_sum, steps, lr_sums, seen, corpus_tokens)
+
+    def head(self, kappas, contained: np.ndarray, old: OldText | None, prior: np.ndarray) -> np.ndarray:
+        """The head's term at the plan's last step for each of KAPPAS (what calibration fits)."""
+        return competition(self.unit_shift, contained, old, prior, kappas, self.target)
+
+    def head_curve(self, kappa: float, contained: np.ndarray, old: OldText | None, prior: np.ndarray) -> np.ndarray:
+        """The head's term at each checkpoint for one KAPPA."""
+        direction = self.unit_shift / self.lr_sum if self.lr_sum > 0 else self.unit_shift
+        return competition(direction, contained, old, prior, kappa * np.asarray(self.lr_sums), self.target)
+
+    def adaptation(self, gain: float) -> np.ndarray:
+        """Term 7 at each checkpoint: the nats a plan takes off by adapting the model to plain text."""
+        return gain * -np.expm1(-np.asarray(self.lr_sums) / ADAPTATION_PACE)
 
 
 def forecast(
@@ -266,7 +377,7 @@ def forecast(
     collision: float | None = None,
     width: int | None = None,
 ) -> Forecast:
-    """The forecast of forgetting for a corpus with these token shares and per-row exposure.
+    """The forecast of forgetting for a corpus with these token shares and per-row exposure, along the plan.
 
     `old_usage` is the old text's token counts (the prior stands in without them), `collision`
     the corpus's 3-gram Σ f(g)² (`TokenCounts.collision`), `width` the head's hidden size.
@@ -274,26 +385,31 @@ def forecast(
     calibration = calibration or Calibration()
     drive = Drive.of(shares, exposure, prior, plan, corpus_tokens)
     kappa = calibration.kappa_for(width)
-    shift = kappa * drive.unit_shift
-    head = float(competition(shift, np.asarray(shares) > 0, old, prior)[0])
-    resolved = plan.resolve(corpus_tokens)
-    terms = Body.of(
-        shares, exposure, prior if old_usage is None else old_usage, drive.lr_sum,
-        resolved.steps * resolved.tokens_per_step, drive.epochs, collision,
-    )  # fmt: skip
-    body = calibration.body_gain * terms.unit
-    total = head + body
+    contained = np.asarray(shares) > 0
+    heads = drive.head_curve(kappa, contained, old, prior)
+    terms = Body.of(shares, exposure, prior if old_usage is None else old_usage, drive, collision)
+    bodies = calibration.body_gain * np.asarray(terms.curve)
+    adapted = drive.adaptation(calibration.adaptation)
+    curve = tuple(
+        Point(step, lr, float(h), float(b), float(a))
+        for step, lr, h, b, a in zip(drive.steps, drive.lr_sums, heads, bodies, adapted, strict=True)
+    )
+    last = curve[-1]
+    total = last.total
+    spread = max(abs(total), last.head + last.body)  # the band is on the forecast's size, adaptation or not
     return Forecast(
-        head=head,
-        body=body,
-        low=total / calibration.band,
-        high=total * calibration.band,
+        head=last.head,
+        body=last.body,
+        adaptation=last.adaptation,
+        low=total - spread * (1 - 1 / calibration.band),
+        high=total + spread * (calibration.band - 1),
         epochs=drive.epochs,
         lr_sum=drive.lr_sum,
-        shift=shift,
+        shift=saturate(kappa * drive.unit_shift, drive.target),
         terms=terms,
         kappa=kappa,
         calibration=calibration,
         old_text=old is not None and len(old.ids) > 0,
         ceiling=math.log(max(len(prior), 2)),
+        curve=curve,
     )

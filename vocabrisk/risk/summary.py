@@ -129,6 +129,25 @@ class Summary:
         )  # fmt: skip
         return cls(profile, risk, predicted)
 
+    def mixed(self, replay: Profile, share: float) -> Forecast:
+        """The forecast had SHARE of the plan's tokens been REPLAY's text (what `--mix` advises on).
+
+        Token distributions add; the corpus's 3-grams and the replay's are taken as disjoint, so
+        the mix's Σ f² is (1 - share)² of the corpus's plus share² of the replay's. The plan (its
+        steps and tokens) and the old text stay: replay takes SHARE of what each step trains on."""
+        if not 0.0 <= share < 1.0:
+            raise ValueError(f"a replay share is in [0, 1), not {share}")
+        p = self.profile
+        shares = (1.0 - share) * p.shares + share * replay.shares
+        risk = assess(p, self.risk.plan, shares=shares)
+        mine, theirs = (p.repetition or {}).get("collision"), (replay.repetition or {}).get("collision")
+        collision = None if mine is None or theirs is None else (1 - share) ** 2 * mine + share**2 * theirs
+        return forecast(
+            shares, risk.exposure, risk.prior, p.old_text, self.risk.plan, p.total_tokens, self.forecast.calibration,
+            old_usage=old_usage(p), collision=collision,
+            width=head.hidden if (head := p.model.get("head")) else None,
+        )  # fmt: skip
+
     # ---- the columns ----------------------------------------------------------------
     def column(self, name: str) -> np.ndarray | None:
         """A profile column (`vocabrisk.profile.token_table.COLUMNS`) or one the risk adds: coverable, share (of

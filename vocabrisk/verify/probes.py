@@ -26,7 +26,7 @@ from vocabrisk.model.identity import model_key
 from vocabrisk.model.loaded import LoadedModel, load_model
 from vocabrisk.profile.scan import scan
 from vocabrisk.risk.calibration import Calibration, ProbeRun, fit, save_calibration
-from vocabrisk.risk.forecast import Drive, competition
+from vocabrisk.risk.forecast import Drive
 from vocabrisk.risk.plan import TrainingPlan
 from vocabrisk.risk.summary import Summary
 from vocabrisk.verify.data import load_streams, read_documents, windows
@@ -101,7 +101,7 @@ def calibrate(
                 fed = profile.shares > 0
 
                 def curve(kappas, drive=drive, fed=fed, profile=profile, risk=risk):
-                    return competition(drive.unit_shift, fed, profile.old_text, risk.prior, kappas)
+                    return drive.head(kappas, fed, profile.old_text, risk.prior)
 
                 epochs = plan.implied_epochs(len(train))
                 body = summary.forecast.terms.unit
