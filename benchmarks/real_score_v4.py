@@ -344,7 +344,9 @@ def replay(runs: Runs, old: str, calibration) -> dict:
         if not runs.records(base_name, "A"):
             continue
         summary = Summary.of(runs.profiles[base_name, old], runs.plans["A"], calibration)
-        predicted = summary.forecast.total - summary.mixed(runs.replay[old], share_).total
+        replay_text = runs.replay[old]
+        what_if = summary.mixed(replay_text.shares, share_, replay_text.repetition["collision"])
+        predicted = summary.forecast.total - what_if.total
         measured = runs.value(base_name, "A", old, "total") - runs.value(n, "A", old, "total")
         rows.append({"run": n, "share": share_, "forecast_reduction": predicted, "measured_reduction": measured,
                      "within_x2": within([predicted], [measured], 2.0)[0]})  # fmt: skip

@@ -321,8 +321,8 @@ def test_an_erroring_gate_overwrites_every_report_with_the_error(profiles, tmp_p
 
 
 def test_a_forecast_past_a_uniform_guess_is_flagged_not_printed_and_fails_any_limit():
-    """The demo's vocabulary caps a loss rise at ln(4,096) = 8.3 nats; 100,000 steps forecast more (issue 21)."""
-    args = [str(KOREAN), "--model", "demo", "--steps", "100000"]
+    """The demo's vocabulary caps a loss rise at ln(4,096) = 8.3 nats; lr 0.5 forecasts more (issue 21)."""
+    args = [str(KOREAN), "--model", "demo", "--steps", "100000", "--lr", "0.5"]
     scanned = CliRunner().invoke(main, ["scan", *args, "--format", "json"])
     forecast = json.loads(scanned.stdout)["forecast"]
     assert forecast["beyond_possible"] and forecast["total_nats"] is None and forecast["band"] is None

@@ -160,8 +160,9 @@ def mixing_advice(summary: Summary, replay: Profile | None = None) -> tuple[list
     (or, with a data-free prior, the prior itself).
     """
     p = summary.profile
+    collision = None
     if replay is not None:
-        replay_shares = replay.shares
+        replay_shares, collision = replay.shares, (replay.repetition or {}).get("collision")
         source = f"replay: {', '.join(s['path'] for s in replay.sources[:2])}"
     elif p.reference_counts is not None:
         replay_shares, source = p.reference_counts / p.reference_counts.sum(), p.prior_source
@@ -171,7 +172,9 @@ def mixing_advice(summary: Summary, replay: Profile | None = None) -> tuple[list
     for share in MIX_SHARES:
         mixed = (1.0 - share) * p.shares + share * replay_shares
         last = assess(p, summary.risk.plan, shares=mixed)
-        rows.append({"share": share, "risk": last.score, "band": band(last.score), "replay": source})
+        predicted = summary.mixed(replay_shares, share, collision)
+        rows.append({"share": share, "risk": last.score, "band": band(last.score), "replay": source,
+                     "forecast_nats": predicted.total if predicted.possible else None})  # fmt: skip
     return rows, _mixing_note(summary, rows, replay_shares, last, source)
 
 
@@ -218,6 +221,11 @@ def data_advice_text(row: dict) -> tuple[str, str]:
 
 
 def mixing_text(mixing: list[dict]) -> str:
-    """`0.1% → 0.052, 1% → 0.031, ...`"""
-    return ", ".join(f"{m['share']:.1%} → {m['risk']:.3f}" if m["share"] < 0.01 else
-                     f"{m['share']:.0%} → {m['risk']:.3f}" for m in mixing)  # fmt: skip
+    """`0.1% → 0.052 (+0.120 nats), 1% → 0.031 (+0.104 nats), ...`: starved usage, then the forecast."""
+
+    def one(m: dict) -> str:
+        share = f"{m['share']:.1%}" if m["share"] < 0.01 else f"{m['share']:.0%}"
+        nats = f"{m['forecast_nats']:+.3f} nats" if m.get("forecast_nats") is not None else "beyond a forecast"
+        return f"{share} → {m['risk']:.3f} ({nats})"
+
+    return ", ".join(one(m) for m in mixing)

@@ -78,11 +78,13 @@ def rank(
     plan: TrainingPlan | None = None,
     *,
     scan_candidate: Callable[[str], Profile] | None = None,
+    budget: float | None = None,
 ) -> list[Ranked]:
     """Order candidate corpora by forecast forgetting, least first. Saved profiles are loaded, not rescanned.
 
     Each candidate is one corpus (a file, folder or glob) or a `Profile`. `scan_candidate`
     replaces the default `scan([candidate], model)`, e.g. to pass read options or a reference.
+    With `budget` (nats), each forecast says at which step of the plan it crosses it.
 
     >>> ranked = rank(["sample_corpora/korean-notes.txt", "sample_corpora/"], "demo")
     >>> [(r.name, round(r.summary.forecast.total, 2)) for r in ranked]
@@ -104,7 +106,7 @@ def rank(
             name, profile = ", ".join(s["path"] for s in candidate.sources[:2]), candidate
         else:
             name, profile = candidate, profile_or_corpus(candidate, scan_candidate)
-        ranked.append(Ranked(name, Summary.of(profile, plan)))
+        ranked.append(Ranked(name, Summary.of(profile, plan, budget=budget)))
     for r in ranked[1:]:
         check_comparable(ranked[0].summary.profile, r.summary.profile, ranked[0].name, r.name)
     return sorted(ranked, key=lambda r: r.order)  # how well this order holds: docs/VALIDITY.md ("v3")

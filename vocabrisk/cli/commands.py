@@ -10,6 +10,7 @@ from click.core import ParameterSource
 from vocabrisk._version import __version__
 from vocabrisk.cli.config import load_config, training_plan
 from vocabrisk.cli.options import (
+    budget_option,
     calibrate_options,
     config_option,
     corpus_options,
@@ -65,6 +66,7 @@ def main(ctx: click.Context, debug: bool) -> None:
 @plan_options
 @config_option()
 @click.option("--mix", multiple=True, help="A replay corpus (paths or a saved profile) for the what-if mixing advice.")
+@budget_option
 @click.option(
     "--out",
     "-o",
@@ -75,8 +77,8 @@ def main(ctx: click.Context, debug: bool) -> None:
 @force_option
 @format_option
 @report_errors
-def scan_command(inputs, settings, quiet, checkpoint, resume, hf_datasets, split, plan_flags, config_file, mix, out,
-                 force, output_format):  # fmt: skip
+def scan_command(inputs, settings, quiet, checkpoint, resume, hf_datasets, split, plan_flags, config_file, mix, budget,
+                 out, force, output_format):  # fmt: skip
     """Profile corpora (files, folders, globs, URLs such as s3://bucket/prefix/, or - for stdin) against
     MODEL's vocabulary and head; a saved profile is read as it was saved."""
     from vocabrisk.advice import advise
@@ -94,7 +96,7 @@ def scan_command(inputs, settings, quiet, checkpoint, resume, hf_datasets, split
     profile = settings.profile_of(inputs, checkpoint=checkpoint, resume=resume)
     if out:
         profile.save(out, force=force)
-    summary = Summary.of(profile, plan)
+    summary = Summary.of(profile, plan, budget=budget)
     advice = advise(summary, replay)
     if output_format == "json":
         click.echo(json_text({**summary.to_dict(), "advice": advice.to_dict(), "saved_to": out}, indent=2))
@@ -112,9 +114,10 @@ def scan_command(inputs, settings, quiet, checkpoint, resume, hf_datasets, split
 @executor_options
 @plan_options
 @config_option()
+@budget_option
 @format_option
 @report_errors
-def rank_command(candidates, settings, quiet, plan_flags, config_file, output_format):
+def rank_command(candidates, settings, quiet, plan_flags, config_file, budget, output_format):
     """Order candidate corpora by how far their token usage is from the base model's (unigram KL), least first.
 
     Each CANDIDATE is one corpus: a file, a folder, a quoted glob, or a saved profile (not rescanned).
@@ -123,7 +126,7 @@ def rank_command(candidates, settings, quiet, plan_flags, config_file, output_fo
 
     plan = training_plan(plan_flags, config_file)
     settings = replace(settings, progress=progress_bar(quiet or output_format == "json")).ready()
-    ranked = rank(list(candidates), settings.loaded, plan, scan_candidate=settings.scan)
+    ranked = rank(list(candidates), settings.loaded, plan, scan_candidate=settings.scan, budget=budget)
     for candidate in ranked:
         settings.check_model(candidate.summary.profile, candidate.name)
     if output_format == "json":
@@ -221,8 +224,9 @@ def _gate(ctx, inputs, settings, quiet, plan_flags, config_file, out, force, out
 @plan_options
 @report_output_options
 @config_option()
+@budget_option
 @report_errors
-def report_command(profiles, plan_flags, html_path, markdown_path, config_file):
+def report_command(profiles, plan_flags, html_path, markdown_path, config_file, budget):
     """Report on saved profiles: coverage by base-model usage, risk by group, top tokens, advice.
 
     Several profiles of the same model are ranked by unigram KL, least first. Save profiles with
@@ -240,7 +244,7 @@ def report_command(profiles, plan_flags, html_path, markdown_path, config_file):
         markdown_path = "-"  # nothing named: print the report
     check_outputs(reports=[path for path in (html_path, markdown_path) if path])
     plan = training_plan(plan_flags, config_file)
-    report = build_report(rank(list(profiles), plan=plan, scan_candidate=Profile.load))
+    report = build_report(rank(list(profiles), plan=plan, scan_candidate=Profile.load, budget=budget))
     err = stderr_console()
     for path, render in ((html_path, render_html), (markdown_path, render_markdown)):
         if path == "-":

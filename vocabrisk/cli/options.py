@@ -176,6 +176,12 @@ def config_option(what: str = "the training plan"):
     )
 
 
+budget_option = click.option(
+    "--budget", type=Finite(min=0.0), metavar="NATS",
+    help="The forgetting you allow, in nats: the forecast's curve says at which step of the plan it is crossed.",
+)  # fmt: skip
+
+
 gate_limit_options = options(
     click.option("--max-forgetting", type=Finite(min=0.0), metavar="NATS",
                  help="Fail when the forecast forgetting (rise of loss on the base model's own text) is above NATS."),

@@ -74,6 +74,7 @@ def facts(s: Summary) -> list[Fact]:
         Fact("corpus", (*corpus, plural(len(p.sources), "file"))),
         Fact("coverage", (coverage, f"{c.absent_rows:,} never seen", f"{c.starved_rows:,} starved")),
         Fact("forecast", (s.forecast.text,), HOW_WELL, "forecast"),
+        Fact("along the plan", (s.forecast.along,)),
         Fact(
             "starved usage",
             (usage + ("" if not s.encoder else f" ({r.score:.3f} if it were causal)"), f"prior: {r.prior_source}"),

@@ -144,15 +144,23 @@ RANK_COLUMNS = {
     "starved usage": ("right", lambda i, c: Text.assemble(f"{(r := c.summary.risk).score:.3f} ",
                                                           (r.band, BAND_STYLE[r.band]))),
     "epochs": ("right", lambda i, c: format_epochs(c.summary.implied_epochs)),
+    "budget crossed": ("right", lambda i, c: f"step {p.step:,}" if (p := (f := c.summary.forecast).crossing(f.budget))
+                       else "not in plan"),
     "risk sits in": ("left", lambda i, c: ", ".join(c.summary.top_groups)),
 }  # fmt: skip
-RANK_PRIORITY = ("#", "candidate", "forecast (nats), band", "unigram KL", "skipped", "tokens", "epochs", "starved",
-                 "starved usage", "risk sits in", "never seen")  # fmt: skip
+RANK_PRIORITY = ("#", "candidate", "forecast (nats), band", "budget crossed", "unigram KL", "skipped", "tokens",
+                 "epochs", "starved", "starved usage", "risk sits in", "never seen")  # fmt: skip
 _WRAPS = {"candidate": 24, "risk sits in": 20}  # text columns that fold, down to this width; numbers never do
 
 
+def rank_columns(ranked: Sequence[Named]) -> dict:
+    """The RANK_COLUMNS that apply to these candidates: "budget crossed" only where a budget was given."""
+    budgeted = ranked[0].summary.forecast.budget is not None
+    return {name: column for name, column in RANK_COLUMNS.items() if budgeted or name != "budget crossed"}
+
+
 def render_rank(ranked: Sequence[Named], console: Console) -> None:
-    cells = {name: [cell(i, c) for i, c in enumerate(ranked, 1)] for name, (_, cell) in RANK_COLUMNS.items()}
+    cells = {name: [cell(i, c) for i, c in enumerate(ranked, 1)] for name, (_, cell) in rank_columns(ranked).items()}
     widths, dropped = _fitting({name: [Text(str(cell)).plain for cell in column] for name, column in cells.items()},
                                console.width)  # fmt: skip
     table = Table(title="Candidates, least forecast forgetting first", title_justify="left")
@@ -195,8 +203,8 @@ def _fitting(cells: dict[str, list[str]], width: int) -> tuple[dict[str, int], l
             return max(header, min(_WRAPS[name], max(map(len, cells[name]), default=1)))
         return max(header, *(len(word) for text in cells[name] for word in text.split()))
 
-    room, widths = width - 1, {}
-    for name in RANK_PRIORITY:
+    room, widths, shown = width - 1, {}, [name for name in RANK_PRIORITY if name in cells]
+    for name in shown:
         if least(name) + 3 > room:
             break
         widths[name] = least(name)
@@ -205,7 +213,7 @@ def _fitting(cells: dict[str, list[str]], width: int) -> tuple[dict[str, int], l
         grown = min(max(len(text) for text in [name, *cells[name]]), widths[name] + room)
         room -= grown - widths[name]
         widths[name] = grown
-    return {n: widths[n] for n in RANK_COLUMNS if n in widths}, [n for n in RANK_PRIORITY if n not in widths]
+    return {n: widths[n] for n in RANK_COLUMNS if n in widths}, [n for n in shown if n not in widths]
 
 
 def render_diff(old: str, new: str, result: dict, console: Console) -> None:

@@ -172,6 +172,7 @@ class Forecast:
     old_text: bool  # whether contexts came from old text (else the global prior stood in)
     ceiling: float = math.inf  # ln(vocabulary): the loss of a uniform guess; no rise of loss can be trusted past it
     curve: tuple[Point, ...] = ()  # the forecast at each checkpoint of the plan; the last is the headline
+    budget: float | None = None  # nats the user allows (`--budget`): the curve says where it is crossed
 
     @property
     def total(self) -> float:
@@ -217,6 +218,22 @@ class Forecast:
         )
 
     @property
+    def along(self) -> str:
+        """The curve in one line of plain text, and where it crosses the budget if one was given."""
+        if not self.possible:
+            return "beyond what a forecast can say by the plan's end"
+        points = " · ".join(f"{p.step:,} {p.total:+.3f}" for p in self.curve)
+        if self.budget is None:
+            return f"nats at step {points}"
+        crossed = self.crossing(self.budget)
+        verdict = (
+            f"crosses the budget of {self.budget:g} nats by step {crossed.step:,}"
+            if crossed
+            else f"stays within the budget of {self.budget:g} nats to step {self.curve[-1].step:,}"
+        )
+        return f"nats at step {points}; {verdict}"
+
+    @property
     def _adapted(self) -> str:
         return f", adaptation -{self.adaptation:.3f}" if self.adaptation else ""
 
@@ -228,6 +245,12 @@ class Forecast:
             "body_nats": self.body if possible else None,
             "adaptation_nats": self.adaptation if possible else None,
             "curve": [point.to_dict() for point in self.curve] if possible else None,
+            "budget": None
+            if self.budget is None
+            else {
+                "nats": self.budget,
+                "crossed_at_step": crossed.step if (crossed := self.crossing(self.budget)) else None,
+            },
             "band": [self.low, self.high] if possible else None,
             "beyond_possible": not possible,
             "ceiling_nats": self.ceiling,
@@ -376,11 +399,13 @@ def forecast(
     old_usage: np.ndarray | None = None,
     collision: float | None = None,
     width: int | None = None,
+    budget: float | None = None,
 ) -> Forecast:
     """The forecast of forgetting for a corpus with these token shares and per-row exposure, along the plan.
 
     `old_usage` is the old text's token counts (the prior stands in without them), `collision`
-    the corpus's 3-gram Σ f(g)² (`TokenCounts.collision`), `width` the head's hidden size.
+    the corpus's 3-gram Σ f(g)² (`TokenCounts.collision`), `width` the head's hidden size,
+    `budget` the nats the user allows (where the curve crosses it is reported).
     """
     calibration = calibration or Calibration()
     drive = Drive.of(shares, exposure, prior, plan, corpus_tokens)
@@ -412,4 +437,5 @@ def forecast(
         old_text=old is not None and len(old.ids) > 0,
         ceiling=math.log(max(len(prior), 2)),
         curve=curve,
+        budget=budget,
     )

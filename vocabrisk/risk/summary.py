@@ -112,8 +112,12 @@ class Summary:
     forecast: Forecast
 
     @classmethod
-    def of(cls, profile: Profile, plan: TrainingPlan | None = None, calibration: Calibration | None = None) -> Summary:
-        """The risk and the forecast of a profile under a plan; the model's saved calibration by default."""
+    def of(
+        cls, profile: Profile, plan: TrainingPlan | None = None, calibration: Calibration | None = None,
+        budget: float | None = None,
+    ) -> Summary:  # fmt: skip
+        """The risk and the forecast of a profile under a plan; the model's saved calibration by default.
+        With BUDGET (nats), the forecast says at which step of the plan it is crossed."""
         if plan is not None and not isinstance(plan, TrainingPlan):
             raise TypeError(
                 f"Summary.of: plan must be a TrainingPlan, not {type(plan).__name__} {plan!r}; "
@@ -125,12 +129,13 @@ class Summary:
         predicted = forecast(
             profile.shares, risk.exposure, risk.prior, profile.old_text, plan, profile.total_tokens, calibration,
             old_usage=old_usage(profile), collision=(profile.repetition or {}).get("collision"),
-            width=head.hidden if (head := profile.model.get("head")) else None,
+            width=head.hidden if (head := profile.model.get("head")) else None, budget=budget,
         )  # fmt: skip
         return cls(profile, risk, predicted)
 
-    def mixed(self, replay: Profile, share: float) -> Forecast:
-        """The forecast had SHARE of the plan's tokens been REPLAY's text (what `--mix` advises on).
+    def mixed(self, replay: np.ndarray, share: float, collision: float | None = None) -> Forecast:
+        """The forecast had SHARE of the plan's tokens been replay text with token shares REPLAY (what
+        `--mix` advises on); COLLISION is the replay's 3-gram Σ f², None for a text too large to repeat.
 
         Token distributions add; the corpus's 3-grams and the replay's are taken as disjoint, so
         the mix's Σ f² is (1 - share)² of the corpus's plus share² of the replay's. The plan (its
@@ -138,13 +143,13 @@ class Summary:
         if not 0.0 <= share < 1.0:
             raise ValueError(f"a replay share is in [0, 1), not {share}")
         p = self.profile
-        shares = (1.0 - share) * p.shares + share * replay.shares
+        shares = (1.0 - share) * p.shares + share * np.asarray(replay, dtype=np.float64)
         risk = assess(p, self.risk.plan, shares=shares)
-        mine, theirs = (p.repetition or {}).get("collision"), (replay.repetition or {}).get("collision")
-        collision = None if mine is None or theirs is None else (1 - share) ** 2 * mine + share**2 * theirs
+        mine = (p.repetition or {}).get("collision")
+        mixed = None if mine is None else (1 - share) ** 2 * mine + share**2 * (collision or 0.0)
         return forecast(
             shares, risk.exposure, risk.prior, p.old_text, self.risk.plan, p.total_tokens, self.forecast.calibration,
-            old_usage=old_usage(p), collision=collision,
+            old_usage=old_usage(p), collision=mixed,
             width=head.hidden if (head := p.model.get("head")) else None,
         )  # fmt: skip
 
