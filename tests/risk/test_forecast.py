@@ -16,7 +16,7 @@ from vocabrisk import scan
 from vocabrisk.compare import rank
 from vocabrisk.prior.old_text import OldText
 from vocabrisk.profile.profile import Profile
-from vocabrisk.risk.calibration import Calibration, ProbeRun, fit, load_calibration, save_calibration
+from vocabrisk.risk.calibration import Calibration, ProbeRun, fit, leave_one_out, load_calibration, save_calibration
 from vocabrisk.risk.exposure import exposure
 from vocabrisk.risk.forecast import Drive, checkpoints, competition, forecast, push, saturate
 from vocabrisk.risk.plan import TrainingPlan
@@ -265,3 +265,24 @@ def test_mixing_in_the_old_texts_kind_forecasts_less_forgetting():
     assert summary.mixed(replay.shares, 0.0, collision).total == pytest.approx(summary.forecast.total)
     with pytest.raises(ValueError, match=r"\[0, 1\)"):
         summary.mixed(replay.shares, 1.0)
+
+
+def test_leave_one_out_forecasts_each_source_from_the_others_fit():
+    old = two_languages()
+    truth = Calibration(kappa=50.0, body_gain=3.0)
+    probes = []
+    for tokens, corpus in (([0, 1, 2], 2_000), ([0, 1, 2], 20_000), ([3, 4, 25, 26], 5_000), (list(range(10)), 50_000),
+                           ([21, 22, 5], 8_000)):  # fmt: skip
+        shares = shares_of(tokens)
+        made = predict(shares, old, calibration=truth, corpus=corpus)
+
+        def kl(kappas, shares=shares, corpus=corpus):
+            prior = np.full(40, 1 / 40)
+            drive = Drive.of(shares, exposure(shares, PLAN.resolve(corpus)), prior, PLAN, corpus)
+            return drive.head(kappas, shares > 0, old, prior)
+
+        probes.append(ProbeRun(str(corpus), made.head, made.total, made.terms.unit, kl, source=str(tokens)))
+    left = leave_one_out(probes)
+    assert left["sources"] == 4 and left["runs"] == 5  # the two runs of [0, 1, 2] are left out together
+    assert left["spearman"] > 0.8 and left["within_x2"] == 1.0  # noiseless probes: the others' fit holds
+    assert leave_one_out(probes[:3]) is None  # two sources: nothing to leave out fairly

@@ -311,7 +311,9 @@ def calibrate_command(model, probes, reference, eval_windows, quiet, output_form
     Each probe is trained on whole and as its first quarter; the forgetting measured on old text
     fixes kappa (how far the head's rows move per unit of learning rate) and body_gain (how much
     the rest of the network forgets per unit of its term), saved under
-    ~/.cache/vocabrisk/calibration/ where later scans of the same model find them. Needs the
+    ~/.cache/vocabrisk/calibration/ where later scans of the same model find them. It then fits
+    again without each probe source in turn and says how well that forecasts the source left out
+    (the honest measure of a calibration: the fit's own residuals flatter it). Needs the
     `verify` extra: pip install 'vocabrisk[verify]'.
     """
     train = _train_config("calibrate", train)

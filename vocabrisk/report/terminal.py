@@ -260,3 +260,12 @@ def render_calibration(data: dict, console: Console) -> None:
         f"kappa {cal['kappa']:.3g} · body_gain {cal['body_gain']:.3g} · "
         f"band ×/÷ {cal['band']:.2f}\nsaved to {data['saved']}; scans of this model now use it"
     )
+    left = cal.get("left_out")
+    if left:
+        order = "n/a" if left["spearman"] is None else f"{left['spearman']:+.2f}"
+        console.print(
+            f"each probe source forecast by a fit on the others ({left['runs']} runs of {left['sources']} sources): "
+            f"Spearman {order} with the measured total, within ×2 for {left['within_x2']:.0%}"
+        )
+    else:
+        console.print("[dim]fewer than 3 probe sources: no leave-one-source-out check of the fit[/]")

@@ -48,6 +48,7 @@ class Calibration:
     source: str = "default"
     fingerprint: str | None = None
     probes: list[dict] = field(default_factory=list)
+    left_out: dict | None = None  # how the fit forecasts probes of a source it was not fitted on (`leave_one_out`)
     tool_version: str = __version__
     form: str = FORM
 
@@ -105,6 +106,12 @@ class ProbeRun:
     total: float  # measured total forgetting, nats
     body: float  # the body's term per unit of body_gain (`forecast.Body.unit`)
     competition: Callable[[np.ndarray], np.ndarray]  # kappas -> the head's term (mean KL over old positions)
+    source: str = ""  # the probe text the run trained on: runs of one source are left out together
+
+    def forecast(self, calibration: Calibration) -> float:
+        """The total this run's forecast makes under CALIBRATION's constants."""
+        head = float(self.competition(np.array([calibration.kappa]))[0])
+        return head + calibration.body_gain * self.body - calibration.adaptation
 
 
 def _log_error(predicted: np.ndarray, measured: np.ndarray) -> np.ndarray:
@@ -148,3 +155,27 @@ def fit(
             for i, p in enumerate(probes)
         ],
     )
+
+
+def leave_one_out(probes: Sequence[ProbeRun], adaptation: float = DEFAULT_ADAPTATION) -> dict | None:
+    """Each source's probe runs forecast by the constants fitted on the other sources' runs: how well a
+    calibration ranks and sizes forgetting on text it has not seen. None with fewer than 3 sources."""
+    sources = sorted({p.source or p.name for p in probes})
+    if len(sources) < 3:
+        return None
+    predicted, measured = [], []
+    for source in sources:
+        rest = [p for p in probes if (p.source or p.name) != source]
+        if len(rest) < 2:
+            return None
+        fitted = fit(rest, adaptation=adaptation)
+        for p in probes:
+            if (p.source or p.name) == source:
+                predicted.append(p.forecast(fitted))
+                measured.append(p.total)
+    predicted, measured = np.array(predicted), np.array(measured)
+    ranks = [np.argsort(np.argsort(values, kind="stable"), kind="stable") for values in (predicted, measured)]
+    spearman = float(np.corrcoef(*ranks)[0, 1]) if len(predicted) > 2 and np.ptp(ranks[1]) > 0 else None
+    ratio = predicted / np.where(measured > 0, measured, np.nan)
+    within = float(np.mean((measured > 0) & (ratio >= 0.5) & (ratio <= 2.0)))
+    return {"sources": len(sources), "runs": len(predicted), "spearman": spearman, "within_x2": within}

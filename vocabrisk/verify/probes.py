@@ -25,7 +25,7 @@ from vocabrisk.errors import InputError
 from vocabrisk.model.identity import model_key
 from vocabrisk.model.loaded import LoadedModel, load_model
 from vocabrisk.profile.scan import scan
-from vocabrisk.risk.calibration import Calibration, ProbeRun, fit, save_calibration
+from vocabrisk.risk.calibration import Calibration, ProbeRun, fit, leave_one_out, save_calibration
 from vocabrisk.risk.forecast import Drive
 from vocabrisk.risk.plan import TrainingPlan
 from vocabrisk.risk.summary import Summary
@@ -105,12 +105,14 @@ def calibrate(
 
                 epochs = plan.implied_epochs(len(train))
                 body = summary.forecast.terms.unit
-                measured.append(ProbeRun(name, head=head, total=total, body=body, competition=curve))
+                measured.append(
+                    ProbeRun(name, head=head, total=total, body=body, competition=curve, source=Path(path).name)
+                )
                 runs.append({"probe": name, "tokens": len(train), "epochs": epochs, "head": head, "total": total})
                 log(f"{name}: {len(train):,} tokens, {epochs:.1f} epochs: forgetting {total:+.3f} (head {head:+.3f})")
                 del tuned
     if len(measured) < 2:
         raise InputError("the probes were too small to train on", hint="give larger probe corpora")
     key = model_key(loaded.metadata(), {"fingerprint": loaded.vocab.fingerprint})
-    fitted = replace(fit(measured), fingerprint=key)
+    fitted = replace(fit(measured), fingerprint=key, left_out=leave_one_out(measured))
     return CalibrationResult(fitted, save_calibration(fitted) if save else None, runs)
