@@ -38,7 +38,7 @@ from vocabrisk.model.groups import UNUSED
 from vocabrisk.model.head import HeadInfo
 from vocabrisk.prior.old_text import OldText
 from vocabrisk.profile.token_table import COLUMNS, TokenTable
-from vocabrisk.storage.outputs import OutputError, check_writable, json_text, replace_files
+from vocabrisk.storage.outputs import OutputError, check_writable, json_text, output_error, replace_files
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -309,15 +309,19 @@ class Profile:
         """
         folder = Path(folder)
         check_profile_target(folder, force)
-        with replace_files(folder, PROFILE_FILES, index=PROFILE_JSON) as staging:
-            self.table.write_parquet(staging / TOKENS_PARQUET)
-            if self.old_text is not None:
-                np.savez_compressed(
-                    staging / OLD_TEXT_NPZ, ids=self.old_text.ids.astype(np.uint32), starts=self.old_text.starts
-                )
-            files = {name: (staging / name).stat().st_size for name in PROFILE_FILES[1:] if (staging / name).exists()}
-            meta = {**self.metadata(), "files": files}
-            (staging / PROFILE_JSON).write_text(json_text(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        try:
+            with replace_files(folder, PROFILE_FILES, index=PROFILE_JSON) as staging:
+                self.table.write_parquet(staging / TOKENS_PARQUET)
+                if self.old_text is not None:
+                    np.savez_compressed(
+                        staging / OLD_TEXT_NPZ, ids=self.old_text.ids.astype(np.uint32), starts=self.old_text.starts
+                    )
+                files = {n: (staging / n).stat().st_size for n in PROFILE_FILES[1:] if (staging / n).exists()}
+                meta = {**self.metadata(), "files": files}
+                text = json_text(meta, indent=2, ensure_ascii=False) + "\n"
+                (staging / PROFILE_JSON).write_text(text, encoding="utf-8")
+        except OSError as exc:  # a full disk, a folder made read-only since the check: the old profile stays
+            raise output_error(folder, "profile", exc) from exc
         return folder
 
     @classmethod

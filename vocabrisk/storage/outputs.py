@@ -15,6 +15,7 @@ half of one (`atomic_file`, `write_atomic`, `replace_files`).
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -99,14 +100,31 @@ def atomic_file(path: Path | str, text: bool = False, sync: bool = False) -> Ite
         raise
 
 
+_CAUSES = {  # errno -> what a user can do about it
+    errno.ENOSPC: "free space on that disk, or choose a path on another",
+    errno.EDQUOT: "free space within your quota, or choose a path on another disk",
+    errno.EROFS: "the file system is read-only: choose a writable path",
+    errno.EACCES: "choose a path you can write, or fix the folder's permissions",
+    errno.EPERM: "choose a path you can write, or fix the folder's permissions",
+}
+
+
+def output_error(path: Path | str, what: str, exc: OSError) -> OutputError:
+    """The OutputError for an OSError met writing WHAT at PATH: the path, the cause, what to do.
+
+    Nothing was replaced: outputs are staged and renamed whole (`atomic_file`, `replace_files`)."""
+    cause = os.strerror(exc.errno) if exc.errno else exc.strerror or str(exc)  # not a library's own wording
+    hint = _CAUSES.get(exc.errno or 0, "choose a writable path")
+    return OutputError(f"{path}: cannot write the {what} ({cause}); nothing there was replaced", hint=hint)
+
+
 def write_atomic(path: Path | str, content: str | bytes, what: str = "file") -> Path:
     """Write `content` to `path` whole or not at all (`atomic_file`); OutputError naming `what` if it cannot."""
     try:
         with atomic_file(path, text=isinstance(content, str)) as file:
             file.write(content)
     except OSError as exc:
-        message = f"{path}: cannot write the {what} ({exc.strerror or exc})"
-        raise OutputError(message, hint="choose a writable path") from exc
+        raise output_error(path, what, exc) from exc
     return Path(path)
 
 
@@ -151,14 +169,16 @@ def check_writable(path: Path | str, what: str = "report", folder: bool = False)
         if parent == parent.parent:
             break
         parent = parent.parent
-    try:
-        if not parent.is_dir():
-            raise NotADirectoryError(20, "not a folder", str(parent))
-        fd, probe = tempfile.mkstemp(prefix=".vocabrisk-probe-", dir=parent)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as exc:
-        raise OutputError(
-            f"{path}: cannot write the {what} here ({exc.strerror or exc}: {parent})",
-            hint="choose a writable path, or fix the folder's permissions",
-        ) from exc
+    # an existing folder is written into (its files replaced), so it must take new files too
+    for where in (parent, path) if folder and path.is_dir() else (parent,):
+        try:
+            if not where.is_dir():
+                raise NotADirectoryError(20, "not a folder", str(where))
+            fd, probe = tempfile.mkstemp(prefix=".vocabrisk-probe-", dir=where)
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as exc:
+            raise OutputError(
+                f"{path}: cannot write the {what} here ({exc.strerror or exc}: {where})",
+                hint="choose a writable path, or fix the folder's permissions",
+            ) from exc
