@@ -126,9 +126,12 @@ def test_keyboard_interrupt_is_exit_130(monkeypatch, tmp_path):
     assert not (tmp_path / "p").exists()
 
 
-def test_sigint_during_a_gate_exits_130_writes_no_profile_and_replaces_its_reports(tmp_path):
-    """A real Ctrl-C: the gate reads standard input that never ends, and is interrupted. An earlier run's passing
-    report is replaced by the interruption, as an erroring gate's is (issue 32): CI must not read it as this run's."""
+@pytest.mark.parametrize(("stop", "code", "said"), [(signal.SIGINT, 130, b"interrupted"),
+                                                     (signal.SIGTERM, 143, b"terminated (SIGTERM)")])  # fmt: skip
+def test_a_signal_during_a_gate_writes_no_profile_and_replaces_its_reports(tmp_path, stop, code, said):
+    """A real Ctrl-C, or the SIGTERM a scheduler sends: the gate reads standard input that never ends, and is
+    stopped. An earlier run's passing report is replaced by the interruption, as an erroring gate's is (issue 32):
+    CI must not read it as this run's."""
     out = tmp_path / "profile"
     (tmp_path / "g.xml").write_text('<testsuite tests="1" failures="0"/>', encoding="utf-8")  # the last run passed
     process = subprocess.Popen(
@@ -139,10 +142,10 @@ def test_sigint_during_a_gate_exits_130_writes_no_profile_and_replaces_its_repor
     writer = threading.Thread(target=process.stdin.write, args=(b"some words of text\n" * 100_000,))
     writer.start()
     writer.join(timeout=120)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(stop)
     _, stderr = process.communicate(timeout=60)
-    assert process.returncode == 130, stderr.decode()
-    assert b"Traceback" not in stderr and b"interrupted: each --report now says so" in stderr
+    assert process.returncode == code, stderr.decode()
+    assert b"Traceback" not in stderr and said + b": each --report now says so" in stderr
     assert not out.exists()
     report = (tmp_path / "g.xml").read_text(encoding="utf-8")
     assert "interrupted before the gate could judge the corpus" in report and 'errors="1"' in report

@@ -37,6 +37,7 @@ from vocabrisk.cli.output import (
     report_console,
     report_errors,
     stderr_console,
+    stop_on_sigterm,
 )
 from vocabrisk.corpus.hf_stream import input_for
 from vocabrisk.storage.outputs import json_text
@@ -53,9 +54,10 @@ def main(ctx: click.Context, debug: bool) -> None:
     """Predict how much training on a corpus will make a language model forget, before training.
 
     Exit codes: 0 done (gate: every limit holds), 1 a gate limit breached, 2 bad input, usage or
-    any other error, 130 interrupted.
+    any other error, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM; outputs as for Ctrl-C).
     """
     ctx.meta[DEBUG] = debug
+    stop_on_sigterm(ctx)
 
 
 @main.command("scan")

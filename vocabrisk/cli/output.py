@@ -14,7 +14,9 @@ import functools
 import gc
 import itertools
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,6 +31,26 @@ if TYPE_CHECKING:
 
 EXIT_INPUT_ERROR = 2  # bad input, usage or any other error: the command could not do its job
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped with Ctrl-C
+EXIT_TERMINATED = 143  # 128 + SIGTERM: what a scheduler, a CI timeout or `kill` sends
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, turned into what Ctrl-C does (outputs left whole, reports replaced), so that a scheduler's
+    stop is as safe as a user's; the command exits 143."""
+
+
+def stop_on_sigterm(ctx: click.Context) -> None:
+    """Make SIGTERM stop this command as Ctrl-C does, until the command ends (then the old handler is back)."""
+    if threading.current_thread() is not threading.main_thread():
+        return  # signal handlers can only be set from the main thread; an embedding host keeps its own
+
+    def terminate(signum, frame):
+        raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    ctx.call_on_close(lambda: signal.signal(signal.SIGTERM, previous))
+
+
 DEBUG = "vocabrisk.debug"
 
 # The interpreter's teardown runs the cycle collector over every object left, and a scan leaves
@@ -45,7 +67,7 @@ def report_errors(command):
     """Turn every failure into an exit code a CI can read, with no traceback (unless --debug).
 
     A VocabriskError prints `error: ...` plus its hint (a UsageError, click's usage error); any
-    other error (a full disk, a bug) prints what it was; all exit 2. Ctrl-C exits 130. Outputs
+    other error (a full disk, a bug) prints what it was; all exit 2. Ctrl-C exits 130, SIGTERM 143. Outputs
     are written atomically, so an interrupted or failed run leaves none half-written.
     """
 
@@ -62,10 +84,11 @@ def report_errors(command):
             if debug:
                 raise
             _print_error(exc.message, exc.hint)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             note = click.get_current_context().meta.get(INTERRUPTED_NOTE, "nothing was written")
-            stderr_console().print(f"[bold red]interrupted[/]: {note}", markup=True)
-            sys.exit(EXIT_INTERRUPTED)
+            how = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted"
+            stderr_console().print(f"[bold red]{how}[/]: {note}", markup=True)
+            sys.exit(EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED)
         except (click.ClickException, click.exceptions.Exit):
             raise
         except Exception as exc:
