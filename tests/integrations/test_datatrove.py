@@ -217,6 +217,14 @@ def test_a_merge_refuses_partials_that_are_not_every_task_of_one_run(shared_data
     with pytest.raises(InputError, match="runs with 3 and 2 tasks") as error:
         merge_profile(run)
     assert "folder of their own" in error.value.hint
+    partials_of_a_run(tmp_path / "same-model", texts[::2], world_size=3)  # one model, other data (issue 32)
+    (tmp_path / "same-model" / "00001.npz").rename(run / "00001.npz")
+    with pytest.raises(InputError, match=r"00001\.npz is another run's partial: its task wrote it to .*same-model"):
+        merge_profile(run)
+    moved = tmp_path / "moved"
+    shutil.copytree(tmp_path / "same-model", moved)  # a whole run's folder, moved: still one run
+    shutil.copy(run / "00001.npz", moved / "00001.npz")
+    assert merge_profile(moved).documents == len(texts[::2])
     (run / "00001.npz").write_bytes((tmp_path / "kept.npz").read_bytes()[:300])  # cut short
     with pytest.raises(InputError, match=r"00001\.npz: not a whole partial profile"):
         merge_profile(run)

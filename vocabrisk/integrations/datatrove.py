@@ -97,7 +97,10 @@ class ProfileCounter(PipelineStep):
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         loaded = load_model(self.model, counted_here=True)
         job = count_job(loaded, self.policy, self.read_options, strict=False)
-        task = TaskCounts(job, self.read_options, identity(loaded, self.model, self.policy, self.read_options))
+        counted_with = identity(loaded, self.model, self.policy, self.read_options) | {
+            "written_to": _where(self.output_folder)  # a partial moved beside another run's says so
+        }
+        task = TaskCounts(job, self.read_options, counted_with)
         passing: list[Document] = []  # read from upstream, not yet handed on
 
         def items() -> Iterator:

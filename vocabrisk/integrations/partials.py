@@ -38,7 +38,7 @@ from vocabrisk.profile.profile import Profile
 from vocabrisk.profile.scan import assemble_profile, loaded_model, reference_prior
 
 FORMAT = "vocabrisk partial profile"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: each partial names the folder its task wrote it to
 SUFFIX = ".npz"
 NO_FILE = "<pipeline>"  # the source of documents whose reader named no file
 NO_FILE_FORMAT = "pipeline"  # the format of a source vocabrisk cannot read itself
@@ -201,10 +201,20 @@ class _Run:
                 f" ({first.name}, {partial.name})",
                 hint=_FRESH_FOLDER,
             )
-        changed = [key for key in first.counted_with if partial.counted_with.get(key) != first.counted_with[key]]
+        changed = [
+            key for key in first.counted_with
+            if key != "written_to" and partial.counted_with.get(key) != first.counted_with[key]
+        ]  # fmt: skip
         if changed:
             raise InputError(
                 f"{first.name} and {partial.name} were counted differently ({', '.join(changed)})", hint=_FRESH_FOLDER
+            )
+        here, there = first.counted_with.get("written_to"), partial.counted_with.get("written_to")
+        if here != there:
+            raise InputError(
+                f"{partial.name} is another run's partial: its task wrote it to {there}, where {first.name}'s "
+                f"wrote to {here}",
+                hint=_FRESH_FOLDER,
             )
         if partial.rank in self.names:
             raise InputError(
