@@ -15,6 +15,7 @@ from vocabrisk import Profile, scan
 from vocabrisk.cli.commands import main
 from vocabrisk.corpus import ReadOptions
 from vocabrisk.errors import InputError, ProfileError
+from vocabrisk.storage.outputs import OutputError
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "sample_corpora"
@@ -177,7 +178,7 @@ def test_failed_save_leaves_no_half_written_profile(sample_profile, tmp_path, mo
         raise OSError("disk full")
 
     monkeypatch.setattr(pq, "write_table", broken)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(OutputError, match=r"out: cannot write the profile \(disk full\); nothing there was replaced"):
         sample_profile.save(tmp_path / "out")
     assert list(tmp_path.iterdir()) == []
 

@@ -80,6 +80,20 @@ def test_a_damaged_table_is_refused_on_first_use(korean, tmp_path, change, reaso
         Profile.load(folder).counts  # noqa: B018 (the first use reads the table)
 
 
+def test_counts_that_do_not_add_up_to_the_profiles_tokens_are_refused_when_loading(korean, tmp_path):
+    """Zeroed counts with profile.json's file sizes updated: the gate printed "158,749 tokens" beside
+    "4,095 of 4,095 rows starved" (issue 32)."""
+    folder = korean.save(tmp_path / "korean")
+    pl.read_parquet(folder / "tokens.parquet").with_columns(count=pl.lit(0, pl.Int64)).write_parquet(
+        folder / "tokens.parquet"
+    )
+    meta = json.loads((folder / "profile.json").read_text())
+    meta["files"]["tokens.parquet"] = (folder / "tokens.parquet").stat().st_size
+    (folder / "profile.json").write_text(json.dumps(meta))
+    with pytest.raises(Exception, match=rf"counts add up to 0 tokens where profile\.json says {korean.total_tokens:,}"):
+        Profile.load(folder)
+
+
 def test_a_corrupt_table_is_refused_when_loading(korean, tmp_path):
     folder = korean.save(tmp_path / "korean")
     (folder / "tokens.parquet").write_bytes(b"not parquet")

@@ -351,6 +351,7 @@ class Profile:
             missing = set(COLUMNS) - set(pq.read_schema(folder / TOKENS_PARQUET).names)  # the footer: rows on first use
             if missing:
                 raise ValueError(f"{TOKENS_PARQUET} lacks the columns {', '.join(sorted(missing))}")
+            _check_counts(folder, meta)
             old_text = None
             if OLD_TEXT_NPZ in files:
                 with np.load(folder / OLD_TEXT_NPZ) as saved:
@@ -381,6 +382,26 @@ class Profile:
             raise _corrupt(folder, f"{PROFILE_JSON} has no field {exc.args[0]!r}") from exc
         except (AttributeError, TypeError, ValueError) as exc:
             raise _corrupt(folder, f"{PROFILE_JSON} has a field of the wrong kind ({exc})") from exc
+
+
+def _check_counts(folder: Path, meta: dict) -> None:
+    """tokens.parquet's counts must add up to the tokens profile.json says were counted: a profile whose
+    counts were changed (or zeroed) since its scan would make every report say something untrue."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    counts = pq.read_table(folder / TOKENS_PARQUET, columns=["count"]).column("count")
+    if counts.null_count:
+        return  # the table's first use names the missing values (`token_table`)
+    total, least = pc.sum(counts).as_py() or 0, pc.min(counts).as_py()
+    said = meta.get("tokens")
+    if least is not None and least < 0:
+        raise ValueError(f"{TOKENS_PARQUET} holds a negative count ({least})")
+    if isinstance(said, int) and total != said:
+        raise ValueError(
+            f"{TOKENS_PARQUET}'s counts add up to {total:,} tokens where {PROFILE_JSON} says {said:,} were counted: "
+            "one of them was changed after the scan"
+        )
 
 
 def _merged_tokenizer(first: dict, other: dict) -> dict:
