@@ -214,3 +214,16 @@ def check_outputs(out: Path | str | None = None, force: bool = False, reports=()
             check_writable(path, "report")
     if checkpoint:
         check_writable(checkpoint, "checkpoint folder", folder=True)
+    _hold_for_the_command([(out, "profile folder"), (checkpoint, "checkpoint folder")])
+
+
+def _hold_for_the_command(outputs) -> None:
+    """Lock each output folder against a second command writing it (`vocabrisk.storage.locks`) until this one ends."""
+    from vocabrisk.storage.locks import hold
+
+    ctx = click.get_current_context(silent=True)
+    for path, what in outputs:
+        if path:
+            lock = hold(path, what)
+            if ctx is not None:
+                ctx.call_on_close(lock.release)

@@ -1,0 +1,39 @@
+"""One writer per output: a second command writing the same --out or --checkpoint is refused, not mixed in.
+
+The lock is filelock's OS lock on a file named after the output's absolute path, kept in the
+machine's temporary folder rather than beside the output (no litter in a user's folder). An
+OS lock ends with its process, however that ends, so a killed scan leaves no stale lock to clear.
+It guards commands on one machine: two machines writing one shared folder are not told apart
+(file systems lock across machines unreliably).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from vocabrisk.storage.outputs import OutputError
+
+
+def lock_path(output: Path | str) -> Path:
+    key = hashlib.blake2b(os.fsencode(Path(output).resolve()), digest_size=12).hexdigest()
+    return Path(tempfile.gettempdir()) / "vocabrisk-locks" / f"{key}.lock"
+
+
+def hold(output: Path | str, what: str) -> FileLock:
+    """Take OUTPUT's lock for this process, or OutputError if another command holds it; release() it when done."""
+    path = lock_path(output)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(path, timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise OutputError(
+            f"{output}: another vocabrisk command is writing this {what} now; refusing to write it too",
+            hint="wait until that command ends, or choose another path",
+        ) from None
+    return lock
