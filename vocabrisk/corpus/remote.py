@@ -9,9 +9,11 @@ AWS_ENDPOINT_URL_S3, ...), so nothing here handles secrets.
 
 from __future__ import annotations
 
+import io
 import re
+import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -101,10 +103,78 @@ def _file(fs, name: str, info: dict) -> RemoteFile:
     return RemoteFile(fs.unstrip_protocol(name), info.get("size"))
 
 
+READ_ATTEMPTS = 4  # a failed read of a remote object is tried again up to 3 times, from the byte it stopped at
+RETRY_SECONDS = 0.25  # the first wait before trying again; each next one is 4 times longer
+# A fault of the connection, worth trying again; a missing object or a refused permission is not.
+_FINAL = (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError)
+
+
 def open_url(url: str) -> BinaryIO:
-    """A binary file object reading the object at `url`."""
+    """A binary file object reading the object at `url`, that reads on where a connection failed (`Resuming`)."""
     fs, path = _filesystem(url)
-    return fs.open(path, "rb")
+    return io.BufferedReader(Resuming(url, fs, path), buffer_size=1 << 20)
+
+
+class Resuming(io.RawIOBase):
+    """An fsspec file that, when a read fails (a reset connection, a timeout, a store's 5xx), opens the
+    object again at the byte it had reached and reads on, READ_ATTEMPTS times in all: the bytes read are
+    those of one undisturbed read, so nothing is counted twice or left out. After the last attempt the
+    OSError says how often and from where it failed; the scan then skips the rest of the file by name."""
+
+    def __init__(self, url: str, fs, path: str):
+        self.url, self._fs, self._path, self._at = url, fs, path, 0
+        self._file = fs.open(path, "rb")  # a missing object fails here, as it did before
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._at
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        self._at = self._opened().seek(offset, whence)
+        return self._at
+
+    def readinto(self, buffer) -> int:
+        failure: OSError | None = None
+        for attempt in range(READ_ATTEMPTS):
+            try:
+                data = self._opened().read(len(buffer))
+                break
+            except _FINAL:
+                raise
+            except OSError as exc:
+                failure = exc
+                self._drop()  # opened again, at the byte reached, on the next attempt
+                if attempt < READ_ATTEMPTS - 1:
+                    time.sleep(RETRY_SECONDS * 4**attempt)
+        else:
+            raise OSError(
+                failure.errno, f"reading failed {READ_ATTEMPTS} times from byte {self._at:,} ({failure})"
+            ) from failure
+        buffer[: len(data)] = data
+        self._at += len(data)
+        return len(data)
+
+    def _opened(self):
+        if self._file is None:
+            self._file = self._fs.open(self._path, "rb")
+            if self._at:
+                self._file.seek(self._at)
+        return self._file
+
+    def _drop(self) -> None:
+        if self._file is not None:
+            with suppress(OSError):
+                self._file.close()
+            self._file = None
+
+    def close(self) -> None:
+        self._drop()
+        super().close()
 
 
 @contextmanager
