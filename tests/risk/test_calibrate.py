@@ -45,3 +45,18 @@ def test_calibrate_without_torch_style_errors_are_actionable():
     result = CliRunner().invoke(main, ["calibrate", "--model", "demo", "--probe", "/nonexistent"])
     assert result.exit_code == 2
     assert "does not exist" in result.output
+
+
+def test_calibrate_with_no_probe_trains_the_shipped_set_and_checks_each_source_left_out(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    args = ["calibrate", "--model", "demo", "--steps", "6", "--tokens-per-step", "256", "--seq-len", "64"]
+    result = CliRunner().invoke(main, [*args, "--warmup-steps", "1", "--eval-windows", "4", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    probes = {run["probe"].split(" (")[0] for run in data["runs"]}
+    assert probes == {
+        f"{name}.jsonl.gz" for name in ("english-prose", "python-code", "german-dialogue", "korean-notes")
+    }
+    left_out = data["calibration"]["left_out"]
+    assert left_out["sources"] == 4 and left_out["runs"] == 8  # each source's two runs forecast by the others' fit
+    assert 0.0 <= left_out["within_x2"] <= 1.0

@@ -263,8 +263,9 @@ verify_run_options = options(
 calibrate_options = options(
     click.option("--model", default=DEFAULT_MODEL, show_default=True,
                  help="Base model: a local folder, hub id in the cache, or 'demo'."),
-    click.option("--probe", "probes", multiple=True, required=True, type=click.Path(exists=True),
-                 help="Generic text the model did not see, not one of your candidates (repeatable; two or more)."),
+    click.option("--probe", "probes", multiple=True, type=click.Path(exists=True),
+                 help="Generic text the model did not see, not one of your candidates (repeatable).  [default: the "
+                      "probe set shipped with vocabrisk: English prose, Python code, German dialogue, Korean notes]"),
     click.option("--reference", multiple=True, type=click.Path(exists=True),
                  help="Old text, in the base model's own distribution, to measure forgetting on. "
                       "[default: the model's bundled sample]"),

@@ -44,8 +44,13 @@ class CalibrationResult:
     runs: list[dict]
 
 
+PROBE_SET = tuple(sorted(str(p) for p in (Path(__file__).parent / "probe_set").glob("*.jsonl.gz")))
+"""The probes `calibrate` trains on unless given others: four texts of four kinds written for this project
+(English prose, Python code, German dialogue, Korean notes; scripts/make_probe_set.py)."""
+
+
 def calibrate(
-    probes: Sequence[str],
+    probes: Sequence[str] | None = None,
     model: str | LoadedModel = "demo",
     config: TrainConfig | None = None,
     *,
@@ -54,10 +59,10 @@ def calibrate(
     save: bool = True,
     log: Callable[[str], None] = lambda _m: None,
 ) -> CalibrationResult:
-    """Run the probes, fit the constants, save them for MODEL (see the module docstring)."""
+    """Run the probes (the shipped `PROBE_SET` by default), fit the constants, save them for MODEL (see the
+    module docstring)."""
     config = config or TrainConfig(TrainingPlan(tokens_per_step=1024, steps=60, learning_rate=1e-3, warmup_steps=6))
-    if len(probes) < 1:
-        raise InputError("calibrate needs at least one --probe corpus", hint="give generic text the model did not see")
+    probes = list(probes) if probes else list(PROBE_SET)
     loaded = model if isinstance(model, LoadedModel) else load_model(model)
     policy = SpecialTokenPolicy()
     reference = list(reference or [])
