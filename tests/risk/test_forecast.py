@@ -146,20 +146,28 @@ def test_the_band_brackets_the_forecast():
     assert bare.total / bare.low == pytest.approx(Calibration().band)
 
 
-def test_fit_recovers_the_constants_that_made_the_probes():
-    old = two_languages()
-    truth = Calibration(kappa=50.0, body_gain=3.0)
-    probes = []
-    for tokens, corpus in (([0, 1, 2], 2_000), ([0, 1, 2], 20_000), ([3, 4, 25, 26], 5_000), (list(range(10)), 50_000)):
+PROBES = (([0, 1, 2], 2_000), ([0, 1, 2], 20_000), ([3, 4, 25, 26], 5_000), (list(range(10)), 50_000))
+
+
+def probe_runs(truth: Calibration, cases) -> list[ProbeRun]:
+    """Noiseless probe runs: what the forecast under TRUTH's constants measures for each (tokens, corpus size)."""
+    old, prior = two_languages(), np.full(40, 1 / 40)
+    runs = []
+    for tokens, corpus in cases:
         shares = shares_of(tokens)
         made = predict(shares, old, calibration=truth, corpus=corpus)
+        drive = Drive.of(shares, exposure(shares, PLAN.resolve(corpus)), prior, PLAN, corpus)
 
-        def kl(kappas, shares=shares, corpus=corpus):
-            prior = np.full(40, 1 / 40)
-            drive = Drive.of(shares, exposure(shares, PLAN.resolve(corpus)), prior, PLAN, corpus)
+        def kl(kappas, drive=drive, shares=shares):
             return drive.head(kappas, shares > 0, old, prior)
 
-        probes.append(ProbeRun(str(tokens), made.head, made.total, made.terms.unit, kl))
+        runs.append(ProbeRun(f"{tokens} ({corpus})", made.head, made.total, made.terms.unit, kl, source=str(tokens)))
+    return runs
+
+
+def test_fit_recovers_the_constants_that_made_the_probes():
+    truth = Calibration(kappa=50.0, body_gain=3.0)
+    probes = probe_runs(truth, PROBES)
     fitted = fit(probes, fingerprint="test")
     assert fitted.kappa == pytest.approx(truth.kappa, rel=0.2)
     assert fitted.body_gain == pytest.approx(truth.body_gain, rel=0.2)
@@ -268,20 +276,7 @@ def test_mixing_in_the_old_texts_kind_forecasts_less_forgetting():
 
 
 def test_leave_one_out_forecasts_each_source_from_the_others_fit():
-    old = two_languages()
-    truth = Calibration(kappa=50.0, body_gain=3.0)
-    probes = []
-    for tokens, corpus in (([0, 1, 2], 2_000), ([0, 1, 2], 20_000), ([3, 4, 25, 26], 5_000), (list(range(10)), 50_000),
-                           ([21, 22, 5], 8_000)):  # fmt: skip
-        shares = shares_of(tokens)
-        made = predict(shares, old, calibration=truth, corpus=corpus)
-
-        def kl(kappas, shares=shares, corpus=corpus):
-            prior = np.full(40, 1 / 40)
-            drive = Drive.of(shares, exposure(shares, PLAN.resolve(corpus)), prior, PLAN, corpus)
-            return drive.head(kappas, shares > 0, old, prior)
-
-        probes.append(ProbeRun(str(corpus), made.head, made.total, made.terms.unit, kl, source=str(tokens)))
+    probes = probe_runs(Calibration(kappa=50.0, body_gain=3.0), (*PROBES, ([21, 22, 5], 8_000)))
     left = leave_one_out(probes)
     assert left["sources"] == 4 and left["runs"] == 5  # the two runs of [0, 1, 2] are left out together
     assert left["spearman"] > 0.8 and left["within_x2"] == 1.0  # noiseless probes: the others' fit holds
