@@ -37,7 +37,7 @@ from vocabrisk.errors import ProfileError, require
 from vocabrisk.model.groups import UNUSED
 from vocabrisk.model.head import HeadInfo
 from vocabrisk.prior.old_text import OldText
-from vocabrisk.profile.token_table import COLUMNS, TokenTable
+from vocabrisk.profile.token_table import COLUMNS, TokenTable, numpy_column
 from vocabrisk.storage.outputs import OutputError, check_writable, json_text, output_error, replace_files
 
 if TYPE_CHECKING:
@@ -387,13 +387,13 @@ class Profile:
 def _check_counts(folder: Path, meta: dict) -> None:
     """tokens.parquet's counts must add up to the tokens profile.json says were counted: a profile whose
     counts were changed (or zeroed) since its scan would make every report say something untrue."""
-    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    counts = pq.read_table(folder / TOKENS_PARQUET, columns=["count"]).column("count")
-    if counts.null_count:
+    column = pq.ParquetFile(folder / TOKENS_PARQUET).read(columns=["count"]).column("count")  # read_table: pandas
+    if column.null_count:
         return  # the table's first use names the missing values (`token_table`)
-    total, least = pc.sum(counts).as_py() or 0, pc.min(counts).as_py()
+    counts = numpy_column(column)
+    total, least = int(counts.sum()), (int(counts.min()) if len(counts) else None)
     said = meta.get("tokens")
     if least is not None and least < 0:
         raise ValueError(f"{TOKENS_PARQUET} holds a negative count ({least})")

@@ -101,7 +101,7 @@ class TokenTable:
         for name in COLUMNS[:-1]:
             if table.column(name).null_count:
                 raise ValueError(f"column {name} has missing values")
-        if not np.array_equal(_numpy(table.column("token_id")), np.arange(table.num_rows)):
+        if not np.array_equal(numpy_column(table.column("token_id")), np.arange(table.num_rows)):
             raise ValueError("token_id is not 0, 1, 2, ... in order")
         reference = table.column("reference_count")
         if reference.null_count not in (0, table.num_rows):
@@ -109,10 +109,10 @@ class TokenTable:
         return cls.of(
             token=table.column("token").to_pylist(),
             group=table.column("group").to_pylist(),
-            special=_numpy(table.column("special")),
-            count=_numpy(table.column("count")),
-            prior=_numpy(table.column("prior")),
-            reference_count=None if reference.null_count == table.num_rows else _numpy(reference),
+            special=numpy_column(table.column("special")),
+            count=numpy_column(table.column("count")),
+            prior=numpy_column(table.column("prior")),
+            reference_count=None if reference.null_count == table.num_rows else numpy_column(reference),
         )
 
     def equals(self, other: TokenTable) -> bool:
@@ -137,7 +137,7 @@ def _arrow(values: np.ndarray, kind: pa.DataType) -> pa.Array:
     return pa.Array.from_buffers(kind, len(values), [None, pa.py_buffer(data)])
 
 
-def _numpy(column: pa.ChunkedArray) -> np.ndarray:
+def numpy_column(column: pa.ChunkedArray) -> np.ndarray:
     """A column without missing values as numpy, read from its buffers where it is of a type vocabrisk writes
     (`to_numpy` imports pandas)."""
     import pyarrow as pa
