@@ -346,7 +346,7 @@ def replay(runs: Runs, old: str, calibration) -> dict:
         summary = Summary.of(runs.profiles[base_name, old], runs.plans["A"], calibration)
         replay_text = runs.replay[old]
         what_if = summary.mixed(replay_text.shares, share_, replay_text.repetition["collision"])
-        predicted = summary.forecast.total - what_if.total
+        predicted = summary.forecast.total - what_if.forecast.total
         measured = runs.value(base_name, "A", old, "total") - runs.value(n, "A", old, "total")
         rows.append({"run": n, "share": share_, "forecast_reduction": predicted, "measured_reduction": measured,
                      "within_x2": within([predicted], [measured], 2.0)[0]})  # fmt: skip

@@ -29,7 +29,7 @@ import numpy as np
 
 from vocabrisk.model.groups import ADDED, BYTES, SPECIAL, UNUSED
 from vocabrisk.profile.profile import Profile
-from vocabrisk.risk.exposure import assess, band
+from vocabrisk.risk.exposure import band
 from vocabrisk.risk.summary import Summary
 
 MIX_SHARES = (0.001, 0.01, 0.05, 0.10, 0.25)
@@ -170,9 +170,8 @@ def mixing_advice(summary: Summary, replay: Profile | None = None) -> tuple[list
         replay_shares, source = p.prior, f"prior ({p.prior_source})"
     rows, last = [], None
     for share in MIX_SHARES:
-        mixed = (1.0 - share) * p.shares + share * replay_shares
-        last = assess(p, summary.risk.plan, shares=mixed)
-        predicted = summary.mixed(replay_shares, share, collision)
+        what_if = summary.mixed(replay_shares, share, collision)
+        last, predicted = what_if.risk, what_if.forecast
         rows.append({"share": share, "risk": last.score, "band": band(last.score), "replay": source,
                      "forecast_nats": predicted.total if predicted.possible else None})  # fmt: skip
     return rows, _mixing_note(summary, rows, replay_shares, last, source)

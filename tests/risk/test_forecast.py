@@ -268,9 +268,9 @@ def test_mixing_in_the_old_texts_kind_forecasts_less_forgetting():
     summary = Summary.of(scan([str(SAMPLES / "korean-notes.txt")], "demo", reference=reference), PLAN)
     replay = scan(reference, "demo")
     collision = replay.repetition["collision"]
-    mixed = [summary.mixed(replay.shares, share, collision).total for share in (0.05, 0.25, 0.5)]
+    mixed = [summary.mixed(replay.shares, share, collision).forecast.total for share in (0.05, 0.25, 0.5)]
     assert summary.forecast.total > mixed[0] > mixed[1] > mixed[2]
-    assert summary.mixed(replay.shares, 0.0, collision).total == pytest.approx(summary.forecast.total)
+    assert summary.mixed(replay.shares, 0.0, collision).forecast.total == pytest.approx(summary.forecast.total)
     with pytest.raises(ValueError, match=r"\[0, 1\)"):
         summary.mixed(replay.shares, 1.0)
 

@@ -105,6 +105,26 @@ def old_usage(profile: Profile) -> np.ndarray | None:
     return np.where(profile.coverable, profile.reference_counts, 0).astype(np.float64)
 
 
+def _forecast(
+    profile: Profile, risk: RiskResult, shares: np.ndarray, calibration: Calibration, collision: float | None,
+    budget: float | None = None,
+) -> Forecast:  # fmt: skip
+    """The forecast of a corpus with these token SHARES (the profile's, or a mix's) under RISK's plan."""
+    return forecast(
+        shares, risk.exposure, risk.prior, profile.old_text, risk.plan, profile.total_tokens, calibration,
+        old_usage=old_usage(profile), collision=collision,
+        width=head.hidden if (head := profile.model.get("head")) else None, budget=budget,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """A what-if of the same plan on another token distribution (`Summary.mixed`)."""
+
+    risk: RiskResult
+    forecast: Forecast
+
+
 @dataclass(frozen=True)
 class Summary:
     profile: Profile
@@ -126,16 +146,12 @@ class Summary:
         plan = plan or TrainingPlan()
         risk = assess(profile, plan)
         calibration = calibration or load_calibration(profile.calibration_key)
-        predicted = forecast(
-            profile.shares, risk.exposure, risk.prior, profile.old_text, plan, profile.total_tokens, calibration,
-            old_usage=old_usage(profile), collision=(profile.repetition or {}).get("collision"),
-            width=head.hidden if (head := profile.model.get("head")) else None, budget=budget,
-        )  # fmt: skip
-        return cls(profile, risk, predicted)
+        collision = (profile.repetition or {}).get("collision")
+        return cls(profile, risk, _forecast(profile, risk, profile.shares, calibration, collision, budget))
 
-    def mixed(self, replay: np.ndarray, share: float, collision: float | None = None) -> Forecast:
-        """The forecast had SHARE of the plan's tokens been replay text with token shares REPLAY (what
-        `--mix` advises on); COLLISION is the replay's 3-gram Σ f², None for a text too large to repeat.
+    def mixed(self, replay: np.ndarray, share: float, collision: float | None = None) -> WhatIf:
+        """The risk and forecast had SHARE of the plan's tokens been replay text with token shares REPLAY
+        (what `--mix` advises on); COLLISION is the replay's 3-gram Σ f², None for a text too large to repeat.
 
         Token distributions add; the corpus's 3-grams and the replay's are taken as disjoint, so
         the mix's Σ f² is (1 - share)² of the corpus's plus share² of the replay's. The plan (its
@@ -147,11 +163,7 @@ class Summary:
         risk = assess(p, self.risk.plan, shares=shares)
         mine = (p.repetition or {}).get("collision")
         mixed = None if mine is None else (1 - share) ** 2 * mine + share**2 * (collision or 0.0)
-        return forecast(
-            shares, risk.exposure, risk.prior, p.old_text, self.risk.plan, p.total_tokens, self.forecast.calibration,
-            old_usage=old_usage(p), collision=mixed,
-            width=head.hidden if (head := p.model.get("head")) else None,
-        )  # fmt: skip
+        return WhatIf(risk, _forecast(p, risk, shares, self.forecast.calibration, mixed))
 
     # ---- the columns ----------------------------------------------------------------
     def column(self, name: str) -> np.ndarray | None:
