@@ -9,6 +9,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from click.testing import CliRunner, Result
@@ -19,6 +20,20 @@ REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "sample_corpora"
 KOREAN = str(SAMPLES / "korean-notes.txt")
 BIN = Path(sys.executable).parent  # where the `vocabrisk` console script of this environment lives
+
+
+def reading_stdin(*args: str) -> subprocess.Popen:
+    """`vocabrisk ARGS` in a process of its own, reading standard input that has not ended yet (close its stdin
+    to end it), returned once the command is reading: past its output checks."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "vocabrisk.cli", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
+    # A write this large returns only once the command is reading: the pipe holds 64 KiB.
+    writer = threading.Thread(target=process.stdin.write, args=(b"some words of text\n" * 100_000,))
+    writer.start()
+    writer.join(timeout=120)
+    return process
 
 
 def run_cli(*args: str, input: str | None = None) -> Result:

@@ -5,13 +5,10 @@ from __future__ import annotations
 import os
 import signal
 import stat
-import subprocess
-import sys
-import threading
 
 import pytest
 from click.testing import CliRunner
-from helpers import KOREAN, SAMPLES
+from helpers import KOREAN, SAMPLES, reading_stdin
 from helpers import run_cli as run
 
 from vocabrisk import Profile, scan
@@ -134,14 +131,7 @@ def test_a_signal_during_a_gate_writes_no_profile_and_replaces_its_reports(tmp_p
     CI must not read it as this run's."""
     out = tmp_path / "profile"
     (tmp_path / "g.xml").write_text('<testsuite tests="1" failures="0"/>', encoding="utf-8")  # the last run passed
-    process = subprocess.Popen(
-        [sys.executable, "-m", "vocabrisk.cli", "gate", "-", "--out", str(out), "--report", f"junit={tmp_path}/g.xml"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )  # fmt: skip
-    # A write this large returns only once the gate is reading: the pipe holds 64 KiB.
-    writer = threading.Thread(target=process.stdin.write, args=(b"some words of text\n" * 100_000,))
-    writer.start()
-    writer.join(timeout=120)
+    process = reading_stdin("gate", "-", "--out", str(out), "--report", f"junit={tmp_path}/g.xml")
     process.send_signal(stop)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == code, stderr.decode()

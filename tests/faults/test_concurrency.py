@@ -3,33 +3,17 @@
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
-import threading
 
 import pytest
-from helpers import KOREAN, run_cli
+from helpers import KOREAN, reading_stdin, run_cli
 
 from vocabrisk import Profile
-
-
-def writing(*args: str) -> subprocess.Popen:
-    """`vocabrisk ARGS` in a process of its own, reading from standard input that has not ended yet."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "vocabrisk.cli", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )  # fmt: skip
-    # A write this large returns only once the command is reading (past its output checks): the pipe holds 64 KiB.
-    writer = threading.Thread(target=process.stdin.write, args=(b"some words of text\n" * 100_000,))
-    writer.start()
-    writer.join(timeout=120)
-    return process
 
 
 @pytest.mark.parametrize(("flag", "what"), [("--out", "profile folder"), ("--checkpoint", "checkpoint folder")])
 def test_a_second_scan_onto_an_output_being_written_is_refused(tmp_path, flag, what):
     target = tmp_path / "target"
-    first = writing("scan", "-", flag, str(target), "-q")
+    first = reading_stdin("scan", "-", flag, str(target), "-q")
     try:
         second = run_cli("scan", KOREAN, flag, str(target), "-q")
         assert second.exit_code == 2
@@ -48,7 +32,7 @@ def test_a_second_scan_onto_an_output_being_written_is_refused(tmp_path, flag, w
 
 def test_a_killed_writer_leaves_no_lock_behind(tmp_path):
     target = tmp_path / "target"
-    first = writing("scan", "-", "--out", str(target), "-q")
+    first = reading_stdin("scan", "-", "--out", str(target), "-q")
     first.send_signal(signal.SIGKILL)  # no handler runs: the OS lock ends with the process
     first.communicate(timeout=60)
     assert run_cli("scan", KOREAN, "--out", str(target), "-q").exit_code == 0
