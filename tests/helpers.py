@@ -1,4 +1,5 @@
-"""What many tests share: the repository's paths, the command line run in-process, a scratch data repository.
+"""What many tests share: the repository's paths, the command line run in-process, a scratch data repository,
+a small real disk for storage faults.
 
 `tests/` is on the import path (`pythonpath` in pyproject.toml), so a test module imports these as
 `from helpers import ...`; fixtures live in conftest.py.
@@ -6,6 +7,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import subprocess
 import sys
@@ -53,3 +55,31 @@ def scratch_repo(path: Path, data: str) -> Path:
     scan = [BIN / "vocabrisk", "scan", SAMPLES / "english-prose", "--model", "demo", "--out", ".vocabrisk/baseline"]
     subprocess.run([*map(str, scan), "-q"], cwd=path, check=True, timeout=120)
     return path
+
+
+def digest(folder: Path) -> dict[str, str]:
+    """Each file of FOLDER (not below it) by name: its SHA-256."""
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def mount(*args: str) -> bool:
+    return shutil.which("mount") is not None and subprocess.run(["mount", *args], capture_output=True).returncode == 0
+
+
+class Disk:
+    """A mounted tmpfs: `fill(leave)` takes all but LEAVE bytes of its free space, `empty()` gives it back."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._filler = root / "filler"
+
+    def fill(self, leave: int) -> None:
+        self.empty()
+        self._filler.write_bytes(b"\0" * max(shutil.disk_usage(self.root).free - leave, 0))
+
+    def empty(self) -> None:
+        self._filler.unlink(missing_ok=True)
+
+    def litter(self) -> list[str]:
+        """Hidden files or folders anywhere on the disk: staging a failed write left behind."""
+        return [str(p) for p in self.root.rglob(".*")]

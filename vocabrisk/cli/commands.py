@@ -198,7 +198,7 @@ def _gate(ctx, inputs, settings, quiet, plan_flags, config_file, out, force, out
     from vocabrisk.profile.profile import Profile
     from vocabrisk.report.ci import format_result, render_text
     from vocabrisk.risk.summary import Summary
-    from vocabrisk.storage.outputs import write_atomic
+    from vocabrisk.storage.outputs import write_all
 
     config = load_config(config_file)
     plan = config.training_plan(plan_flags)
@@ -212,8 +212,7 @@ def _gate(ctx, inputs, settings, quiet, plan_flags, config_file, out, force, out
         profile.save(out, force=force)
     result = evaluate(Summary.of(profile, plan), gate.thresholds, baseline, inputs=inputs,
                       baseline_name=str(gate.baseline), config=str(config.path) if config.path else None)  # fmt: skip
-    for name, path in gate.reports:
-        write_atomic(path, format_result(result, name), "report")
+    write_all({path: format_result(result, name) for name, path in gate.reports}, "report")
     if output_format == "text":
         render_text(result, report_console())
     else:
@@ -240,20 +239,21 @@ def report_command(profiles, plan_flags, html_path, markdown_path, config_file, 
     from vocabrisk.report.content import build_report
     from vocabrisk.report.html import render_html
     from vocabrisk.report.markdown import render_markdown
-    from vocabrisk.storage.outputs import write_atomic
+    from vocabrisk.storage.outputs import write_all
 
     if not html_path and not markdown_path:
         markdown_path = "-"  # nothing named: print the report
     check_outputs(reports=[path for path in (html_path, markdown_path) if path])
     plan = training_plan(plan_flags, config_file)
     report = build_report(rank(list(profiles), plan=plan, scan_candidate=Profile.load, budget=budget))
-    err = stderr_console()
-    for path, render in ((html_path, render_html), (markdown_path, render_markdown)):
+    asked = ((html_path, render_html), (markdown_path, render_markdown))
+    files = {path: render(report) for path, render in asked if path}
+    write_all({path: text for path, text in files.items() if path != "-"}, "report")  # both or neither
+    for path, text in files.items():
         if path == "-":
-            click.echo(render(report), nl=False)
-        elif path:
-            write_atomic(path, render(report), "report")
-            err.print(f"wrote {path}")
+            click.echo(text, nl=False)
+        else:
+            stderr_console().print(f"wrote {path}")
 
 
 @main.command("verify")

@@ -112,8 +112,9 @@ def error_text(exc: Exception) -> tuple[str, str | None]:
 
 def publish_gate_error(exc: Exception, reports: Sequence[str], output_format: str | None) -> None:
     """A gate that could not judge overwrites every --report FORMAT=PATH with the error, and prints it in a CI
-    OUTPUT_FORMAT, so that CI shows an error (and no earlier run's passing report). A report that cannot be
-    written is left: the error is what the run reports, on stderr and in its exit code."""
+    OUTPUT_FORMAT, so that CI shows an error (and no earlier run's passing report). A report the error cannot be
+    written to (a full disk) is removed, which needs no space; one that cannot be removed either (a read-only
+    folder) is left: the error is what the run reports, on stderr and in its exit code."""
     from vocabrisk.cli.config import parse_report_target
     from vocabrisk.report.ci import format_error
     from vocabrisk.storage.outputs import write_atomic
@@ -122,9 +123,13 @@ def publish_gate_error(exc: Exception, reports: Sequence[str], output_format: st
     for text in reports:
         try:
             name, path = parse_report_target(text)
-            write_atomic(path, format_error(message, hint, name), "report")
         except VocabriskError:
             continue
+        try:
+            write_atomic(path, format_error(message, hint, name), "report")
+        except VocabriskError:
+            with contextlib.suppress(OSError):
+                Path(path).unlink(missing_ok=True)
     if output_format and output_format != "text":
         click.echo(format_error(message, hint, output_format), nl=False)
 

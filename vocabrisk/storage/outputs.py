@@ -10,7 +10,8 @@ private 0700/0600 of temporary files they are staged in.
 Every file and folder vocabrisk writes for later reading (profiles, reports, checkpoints,
 caches) is written whole or not at all: staged under a hidden temporary name beside its
 target and renamed over it, so that a reader, a resumed scan or a killed process never meets
-half of one (`atomic_file`, `write_atomic`, `replace_files`).
+half of one (`atomic_file`, `write_atomic`, `replace_files`); several files one command writes together
+(a gate's reports) are staged first and renamed only once all are whole (`write_all`).
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ import math
 import os
 import shutil
 import tempfile
-from collections.abc import Collection, Iterator
-from contextlib import contextmanager
+from collections.abc import Collection, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import IO
 
@@ -109,23 +110,37 @@ _CAUSES = {  # errno -> what a user can do about it
 }
 
 
-def output_error(path: Path | str, what: str, exc: OSError) -> OutputError:
-    """The OutputError for an OSError met writing WHAT at PATH: the path, the cause, what to do.
+def output_error(path: Path | str, what: str, exc: OSError, then: str | None = None) -> OutputError:
+    """The OutputError for an OSError met writing WHAT at PATH: the path, the cause, what to do (and THEN).
 
     Nothing was replaced: outputs are staged and renamed whole (`atomic_file`, `replace_files`)."""
     cause = os.strerror(exc.errno) if exc.errno else exc.strerror or str(exc)  # not a library's own wording
     hint = _CAUSES.get(exc.errno or 0, "choose a writable path")
-    return OutputError(f"{path}: cannot write the {what} ({cause}); nothing there was replaced", hint=hint)
+    return OutputError(
+        f"{path}: cannot write the {what} ({cause}); nothing there was replaced",
+        hint=f"{hint}; then {then}" if then else hint,
+    )
 
 
 def write_atomic(path: Path | str, content: str | bytes, what: str = "file") -> Path:
     """Write `content` to `path` whole or not at all (`atomic_file`); OutputError naming `what` if it cannot."""
-    try:
-        with atomic_file(path, text=isinstance(content, str)) as file:
-            file.write(content)
-    except OSError as exc:
-        raise output_error(path, what, exc) from exc
+    write_all({path: content}, what)
     return Path(path)
+
+
+def write_all(contents: Mapping[Path | str, str | bytes], what: str = "file") -> None:
+    """Write every file of CONTENTS, or none: each is staged (and flushed, so that a full disk shows here),
+    and only once all are staged are they renamed into place. OutputError names the file that failed."""
+    failed: Path | str | None = None
+    try:
+        with ExitStack() as stack:  # closing it renames the staged files: that needs no space
+            for failed, content in contents.items():
+                file = stack.enter_context(atomic_file(failed, text=isinstance(content, str)))
+                file.write(content)
+                file.flush()
+            failed = None
+    except OSError as exc:
+        raise output_error(failed or exc.filename2 or next(iter(contents)), what, exc) from exc
 
 
 @contextmanager

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import zipfile
 from pathlib import Path
 from typing import IO
@@ -25,7 +26,7 @@ from vocabrisk.corpus.skips import SkipTally
 from vocabrisk.counting import TokenCounts
 from vocabrisk.counting.executors.shards import Shard, ShardResult
 from vocabrisk.errors import InputError
-from vocabrisk.storage.outputs import atomic_file
+from vocabrisk.storage.outputs import atomic_file, output_error
 
 SCAN_JSON = "scan.json"
 SHARDS = "shards"
@@ -64,9 +65,14 @@ class Checkpoint:
         elif folder.exists() and any(folder.iterdir()):
             raise InputError(f"{folder}: exists and is not a checkpoint folder", hint=_NEW_FOLDER_HINT)
         else:
-            (folder / SHARDS).mkdir(parents=True, exist_ok=True)
-            with atomic_file(existing, text=True, sync=True) as file:
-                file.write(json.dumps(identity, indent=1) + "\n")
+            made = not folder.exists()
+            try:
+                (folder / SHARDS).mkdir(parents=True, exist_ok=True)
+                with atomic_file(existing, text=True, sync=True) as file:
+                    file.write(json.dumps(identity, indent=1) + "\n")
+            except OSError as exc:  # leave no folder that the next try would refuse as not a checkpoint's
+                shutil.rmtree(folder if made else folder / SHARDS, ignore_errors=True)
+                raise output_error(folder, "checkpoint", exc, then="run the scan again") from exc
         return checkpoint
 
     def done(self) -> dict[int, ShardResult]:
@@ -103,8 +109,11 @@ class Checkpoint:
             for result in results
         ]
         path = self.folder / SHARDS / f"{results[0].index:08d}.npz"
-        with atomic_file(path, sync=True) as file:
-            write_counts(file, counts, {"shards": shards})
+        try:
+            with atomic_file(path, sync=True) as file:
+                write_counts(file, counts, {"shards": shards})
+        except OSError as exc:  # the shards saved so far stay whole: a resumed scan starts from them
+            raise output_error(self.folder, "checkpoint", exc, then="add --resume to go on from it") from exc
 
     def _load(self, path: Path, first: int) -> list[ShardResult]:
         """The unit's results, its counts on the first; none where the file is not whole or not this scan's."""
