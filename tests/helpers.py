@@ -14,6 +14,7 @@ import sys
 import threading
 from pathlib import Path
 
+import numpy as np
 from click.testing import CliRunner, Result
 
 from vocabrisk.cli.commands import main
@@ -60,6 +61,15 @@ def scratch_repo(path: Path, data: str) -> Path:
 def digest(folder: Path) -> dict[str, str]:
     """Each file of FOLDER (not below it) by name: its SHA-256."""
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def assert_same_profile(folder: Path, expected: Path) -> None:
+    """The profile saved in FOLDER is EXPECTED's: profile.json and tokens.parquet byte for byte, old_text.npz
+    array for array (a zip's member timestamps differ between saves)."""
+    for name in ("profile.json", "tokens.parquet"):
+        assert (folder / name).read_bytes() == (expected / name).read_bytes(), name
+    with np.load(folder / "old_text.npz") as ours, np.load(expected / "old_text.npz") as theirs:
+        assert ours.files == theirs.files and all(np.array_equal(ours[k], theirs[k]) for k in ours.files)
 
 
 def mount(*args: str) -> bool:

@@ -18,7 +18,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -35,6 +34,7 @@ from datatrove.executor import LocalPipelineExecutor
 from datatrove.io import get_datafolder
 from datatrove.pipeline.readers import CSVReader, JsonlReader
 from datatrove.pipeline.writers import JsonlWriter
+from helpers import assert_same_profile
 
 import vocabrisk
 from vocabrisk import InputError, ModelError, SpecialTokenPolicy, TokenCounts
@@ -47,7 +47,6 @@ from vocabrisk.integrations.partials import merge_partials
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "sample_corpora"
 BIN = str(Path(sys.executable).parent)  # where this environment's `vocabrisk` and datatrove's scripts live
-PROFILE_FILES = ("profile.json", "tokens.parquet")  # compared byte for byte; old_text.npz by its arrays
 
 
 @pytest.fixture(scope="module")
@@ -90,13 +89,6 @@ def scanned(corpus, tmp_path_factory) -> Path:
 
 def executor(pipeline: list, tasks: int, workers: int, logs: Path, depends=None) -> LocalPipelineExecutor:
     return LocalPipelineExecutor(pipeline, tasks=tasks, workers=workers, logging_dir=str(logs), depends=depends)
-
-
-def assert_same_profile(folder: Path, expected: Path) -> None:
-    for name in PROFILE_FILES:
-        assert (folder / name).read_bytes() == (expected / name).read_bytes(), name
-    with np.load(folder / "old_text.npz") as ours, np.load(expected / "old_text.npz") as theirs:
-        assert ours.files == theirs.files and all(np.array_equal(ours[k], theirs[k]) for k in ours.files)
 
 
 def test_a_four_task_pipeline_gives_the_profile_vocabrisk_scan_gives_and_passes_documents_on(corpus, scanned, tmp_path):

@@ -36,7 +36,7 @@ from vocabrisk.corpus import ReadOptions
 from vocabrisk.corpus.datatypes import field_names
 from vocabrisk.counting import SpecialTokenPolicy
 from vocabrisk.counting.inputs import count_job
-from vocabrisk.errors import ModelError, ProfileError, require
+from vocabrisk.errors import ModelError, require
 from vocabrisk.integrations.partials import (
     NO_FILE,
     SUFFIX,
@@ -49,6 +49,7 @@ from vocabrisk.integrations.partials import (
 from vocabrisk.model.loaded import load_model
 from vocabrisk.prior.choose import AUTO
 from vocabrisk.profile.profile import PROFILE_FILES, PROFILE_JSON, Profile
+from vocabrisk.storage.outputs import OutputError, write_atomic
 
 try:
     from datatrove.data import Document, DocumentsPipeline
@@ -113,8 +114,12 @@ class ProfileCounter(PipelineStep):
             yield from passing
             passing.clear()
         yield from passing
-        with self.output_folder.open(partial_name(rank), "wb") as file:
-            file.write(task.to_bytes(rank, world_size))
+        partial = task.to_bytes(rank, world_size)
+        if isinstance(self.output_folder.fs, LocalFileSystem):  # a task killed mid-write leaves no partial cut short
+            write_atomic(Path(self.output_folder.path) / partial_name(rank), partial, "partial profile")
+        else:  # an object store's object appears whole, when the upload completes
+            with self.output_folder.open(partial_name(rank), "wb") as file:
+                file.write(partial)
         skipped = sum(tally.skips.total for tally in task.sources.values())
         self.stat_update("documents_counted", value=task.counts.documents, unit="task")
         self.stat_update("tokens_counted", value=task.counts.tokens, unit="task")
@@ -192,8 +197,9 @@ def save_to_folder(profile: Profile, folder: DataFolder, force: bool = False) ->
         profile.save(folder.path, force=force)
         return
     if folder.isfile(PROFILE_JSON) and not force:
-        raise ProfileError(
-            f"{_where(folder)} already holds a profile", hint="pass force=True to replace it, or save elsewhere"
+        raise OutputError(
+            f"{_where(folder)}: a saved profile is already there; refusing to overwrite it",
+            hint="pass force=True to replace it, or save elsewhere",
         )
     with tempfile.TemporaryDirectory(prefix="vocabrisk-") as staging:
         saved = profile.save(Path(staging) / "profile")
