@@ -308,6 +308,18 @@ def test_a_killed_ray_worker_is_retried(ray_cluster, stream, tmp_path):
     assert out["profile"].counts == expected_counts(tmp_path, others)
 
 
+def test_a_shard_that_keeps_failing_on_ray_is_reported_not_dropped(ray_cluster, stream):
+    others = [str(SAMPLES / "korean-notes.txt")]
+    thread, out = scan_in_thread([*others, str(stream)], RayExecutor(attempts=2))
+    serve_stream(stream, 2, None)
+    thread.join(60)
+    assert "error" not in out, out.get("error")
+    profile = out["profile"]
+    assert profile.documents == scan(others, "demo").documents
+    [skip] = profile.skipped_examples
+    assert skip["source"] == str(stream) and "failed 2 times" in skip["reason"], skip
+
+
 def test_a_job_counts_from_its_tokenizer_file_where_it_is_and_from_a_copy_elsewhere(tmp_path, monkeypatch):
     """The process that made a job uses the model's own file (already read, maybe already loaded);
     a worker where that path is missing or holds other content gets a copy made from the job."""

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import signal
+import subprocess
+from pathlib import Path
 
 import pytest
 from helpers import KOREAN, reading_stdin, run_cli
 
 from vocabrisk import Profile
+from vocabrisk.storage.locks import hold, lock_path
 
 
 @pytest.mark.parametrize(("flag", "what"), [("--out", "profile folder"), ("--checkpoint", "checkpoint folder")])
@@ -36,3 +41,22 @@ def test_a_killed_writer_leaves_no_lock_behind(tmp_path):
     first.send_signal(signal.SIGKILL)  # no handler runs: the OS lock ends with the process
     first.communicate(timeout=60)
     assert run_cli("scan", KOREAN, "--out", str(target), "-q").exit_code == 0
+
+
+def test_another_users_command_is_refused_while_one_writes_and_takes_the_lock_after(tmp_path):
+    """Two users on one machine: the lock is one OS lock for both (the other user is `nobody`, locking with
+    flock(1), the call filelock makes), and the other user can add locks of its own to the shared folder."""
+    if os.geteuid() != 0 or not (shutil.which("setpriv") and shutil.which("flock")):
+        pytest.skip("needs root, setpriv and flock to act as a second user")
+
+    def other_user_locks(output: Path) -> int:
+        nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        return subprocess.run([*nobody, "flock", "--nonblock", str(lock_path(output)), "true"]).returncode
+
+    held = hold(tmp_path / "profile", "profile folder")
+    try:
+        assert other_user_locks(tmp_path / "profile") == 1  # refused while this command writes
+    finally:
+        held.release()
+    assert other_user_locks(tmp_path / "profile") == 0
+    assert other_user_locks(tmp_path / "another") == 0  # a lock file it makes itself, beside root's
