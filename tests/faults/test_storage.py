@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import json
+import time
 from typing import ClassVar
 
 import fsspec
@@ -20,8 +21,13 @@ from vocabrisk import scan
 from vocabrisk.corpus import remote
 
 
+def reset() -> Exception:
+    return ConnectionResetError(errno.ECONNRESET, "Connection reset by peer")
+
+
 class FlakyFile:
-    """A local file whose read calls fail as FAILS says (a set of call numbers, or "from N": every call from N)."""
+    """A local file whose read calls fail as the plan says: `fails`, a set of call numbers or "from N" (every
+    call from N), each raising what `error()` gives."""
 
     def __init__(self, file, plan: dict):
         self._file, self._plan = file, plan
@@ -30,7 +36,7 @@ class FlakyFile:
         self._plan["calls"] += 1
         call, fails = self._plan["calls"], self._plan["fails"]
         if (call in fails) if isinstance(fails, set) else call >= fails:
-            raise ConnectionResetError(errno.ECONNRESET, "Connection reset by peer")
+            raise self._plan["error"]()
         return self._file.read(size)
 
     def __getattr__(self, name):
@@ -45,7 +51,7 @@ class FlakyFile:
 
 class Flaky(LocalFileSystem):
     protocol = ("flaky",)
-    plan: ClassVar[dict] = {"calls": 0, "fails": set()}
+    plan: ClassVar[dict] = {"calls": 0, "fails": set(), "error": reset}
 
     @classmethod
     def _strip_protocol(cls, path):
@@ -72,15 +78,28 @@ def flaky(monkeypatch, corpus):
     fsspec.register_implementation("flaky", Flaky, clobber=True)
     monkeypatch.setattr(remote, "RETRY_SECONDS", 0.001)
 
-    def plan(fails) -> str:
-        Flaky.plan.update(calls=0, fails=fails)
+    def plan(fails, error=reset) -> str:
+        Flaky.plan.update(calls=0, fails=fails, error=error)
         return f"flaky://{corpus}"
 
     return plan
 
 
-def test_a_read_that_fails_part_way_is_read_on_from_where_it_stopped(flaky):
-    url = flaky({2, 3})  # the second and third reads fail: a connection reset twice after the first chunk
+def stall() -> Exception:
+    """A read that hangs until the store's client gives up on it: botocore and aiohttp raise an OSError."""
+    time.sleep(0.2)
+    return TimeoutError(errno.ETIMEDOUT, "Read timed out")
+
+
+def cut_short() -> Exception:
+    """A body that ends before its length, as aiohttp (fsspec's HTTP and GCS client) reports it: not an OSError."""
+    aiohttp = pytest.importorskip("aiohttp")
+    return aiohttp.ClientPayloadError("Response payload is not completed")
+
+
+@pytest.mark.parametrize("error", [reset, stall, cut_short])
+def test_a_read_that_fails_part_way_is_read_on_from_where_it_stopped(flaky, error):
+    url = flaky({2, 3}, error)  # the second and third reads fail: twice after the first chunk
     profile = scan([url], "demo")
     local = scan([url.removeprefix("flaky://")], "demo")
     np.testing.assert_array_equal(profile.counts.counts, local.counts.counts)

@@ -107,6 +107,13 @@ READ_ATTEMPTS = 4  # a failed read of a remote object is tried again up to 3 tim
 RETRY_SECONDS = 0.25  # the first wait before trying again; each next one is 4 times longer
 # A fault of the connection, worth trying again; a missing object or a refused permission is not.
 _FINAL = (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError)
+# Bodies cut short, as the HTTP clients under fsspec report them: not OSErrors (a reset or a timeout is one,
+# in botocore and aiohttp too). By name, so that neither client is imported to be caught.
+_CUT_SHORT = {"ClientPayloadError", "IncompleteRead"}  # aiohttp (HTTP, GCS, Azure), http.client
+
+
+def _transient(exc: Exception) -> bool:
+    return (isinstance(exc, OSError) and not isinstance(exc, _FINAL)) or type(exc).__name__ in _CUT_SHORT
 
 
 def open_url(url: str) -> BinaryIO:
@@ -117,7 +124,8 @@ def open_url(url: str) -> BinaryIO:
 
 class Resuming(io.RawIOBase):
     """An fsspec file that, when a read fails (a reset connection, a timeout, a store's 5xx), opens the
-    object again at the byte it had reached and reads on, READ_ATTEMPTS times in all: the bytes read are
+    object again at the byte it had reached and reads on (a stall is a failure once the store's client times
+    out: s3fs's `read_timeout`, aiohttp's `timeout`), READ_ATTEMPTS times in all: the bytes read are
     those of one undisturbed read, so nothing is counted twice or left out. After the last attempt the
     OSError says how often and from where it failed; the scan then skips the rest of the file by name."""
 
@@ -139,21 +147,22 @@ class Resuming(io.RawIOBase):
         return self._at
 
     def readinto(self, buffer) -> int:
-        failure: OSError | None = None
+        failure: Exception | None = None
         for attempt in range(READ_ATTEMPTS):
             try:
                 data = self._opened().read(len(buffer))
                 break
-            except _FINAL:
-                raise
-            except OSError as exc:
+            except Exception as exc:
+                if not _transient(exc):
+                    raise
                 failure = exc
                 self._drop()  # opened again, at the byte reached, on the next attempt
                 if attempt < READ_ATTEMPTS - 1:
                     time.sleep(RETRY_SECONDS * 4**attempt)
         else:
             raise OSError(
-                failure.errno, f"reading failed {READ_ATTEMPTS} times from byte {self._at:,} ({failure})"
+                getattr(failure, "errno", None),
+                f"reading failed {READ_ATTEMPTS} times from byte {self._at:,} ({failure})",
             ) from failure
         buffer[: len(data)] = data
         self._at += len(data)
