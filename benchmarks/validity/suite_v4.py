@@ -1,10 +1,10 @@
 """The v4 forecast benchmark: SmolLM2-135M-Instruct, forgetting measured along the run, 12 fresh sources.
 
-    python benchmarks/real_suite_v4.py         # -> benchmarks/.cache/forecast/v4/
+    python benchmarks/validity/suite_v4.py     # -> benchmarks/.cache/forecast/v4/
 
 The protocol is docs/validity/v4/PROTOCOL.md, committed before any v4 run; this file is its
 recipe and must not change once runs exist (the runner checks the suite's fingerprint, which
-every run records). It reuses v3's recipe (`real_suite.py`) for everything v3 fixed (the two old
+every run records). It reuses v3's recipe (`suite_v3.py`) for everything v3 fixed (the two old
 texts, the replay text, the way sources are cut into documents and sizes), so that v3's 62 runs
 are design data on the same old texts, and adds:
 
@@ -28,9 +28,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import forecast_suite as v2
-import real_suite as v3
-import validity_data as data
+import data
+import suite_v2 as v2
+import suite_v3 as v3
 
 OUT = v2.CACHE / "v4"
 
@@ -60,7 +60,7 @@ HELDOUT_SOURCES = (
 )
 DESIGN_SOURCES = v3.DESIGN_SOURCES + v3.HELDOUT_SOURCES
 
-# name: (recipe, sources, implied epochs in regime A); recipes as in real_suite.candidate.
+# name: (recipe, sources, implied epochs in regime A); recipes as in suite_v3.candidate.
 HELDOUT = {
     **{f"{source}:1ep": ("slice", (source,), 1.0) for source in HELDOUT_SOURCES},
     "en-poetry-whitman:10ep": ("slice", ("en-poetry-whitman",), 10.0),

@@ -1,12 +1,12 @@
 """Exact-counting throughput: plain tokenizers 0.23, the 1.0 engine, datatrove and vocabrisk, side by side.
 
-    python benchmarks/throughput.py            # ~25 min on 2 cores; --help for sizes
-    python benchmarks/throughput.py --whole-only   # issue 14's table alone (bench_whole.py): ~10 min on a quiet
-                                                   # 2-core machine, most of it plain 0.23 on the 60 MB corpus
+    python benchmarks/speed/throughput.py                # ~25 min on 2 cores; --help for sizes
+    python benchmarks/speed/throughput.py --whole-only   # issue 14's table alone (whole.py): ~10 min on a quiet
+                                                         # 2-core machine, most of it plain 0.23 on the 60 MB corpus
 
 The first part times counting alone (start-up subtracted); the second whole processes,
 start-up included, on a small, a medium and a large corpus, and the fixed cost alone with a
-cold and a warm cache (`bench_whole.py`).
+cold and a warm cache (`whole.py`).
 
 tokenizers 0.23 and 1.0 cannot share an environment (transformers pins <0.24, and one
 package name holds one version), so the first run creates two git-ignored venvs,
@@ -26,19 +26,19 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench_inputs import write_checkpoint, write_corpus
-from bench_whole import whole_process
+from inputs import write_checkpoint, write_corpus
+from whole import whole_process
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared" / "data"
-WORKER = Path(__file__).with_name("bench_worker.py")
+WORKER = Path(__file__).with_name("worker.py")
 TOKENIZERS = ["gpt2", "gpt-neox-20b", "bert-base-uncased", "llama2", "pegasus"]
 VENVS = {
     "0.23": ["tokenizers==0.23.3", "datatrove==0.10.1"],
     "1.0": ["tokenizers==1.0.0rc3"],
 }
 COMMON = ["numpy", "safetensors", "pyarrow", "polars", "zstandard", "huggingface_hub", "rich", "click"]
-BIG_TOKENIZER = Path(__file__).with_name(".cache") / "bpe-150k"  # git-ignored; built once by bench_tokenizer.py
+BIG_TOKENIZER = REPO / "benchmarks" / ".cache" / "bpe-150k"  # git-ignored; built once by big_tokenizer.py
 
 
 def venv_python(engine: str) -> Path:
@@ -54,9 +54,9 @@ def venv_python(engine: str) -> Path:
 
 
 def big_tokenizer() -> Path:
-    """The 150k-token stand-in for an olmo2/Qwen-class tokenizer (see bench_tokenizer.py), trained on first use."""
+    """The 150k-token stand-in for an olmo2/Qwen-class tokenizer (see big_tokenizer.py), trained on first use."""
     if not (BIG_TOKENIZER / "tokenizer.json").exists():
-        script = Path(__file__).with_name("bench_tokenizer.py")
+        script = Path(__file__).with_name("big_tokenizer.py")
         subprocess.run([str(venv_python("0.23")), str(script), str(SHARED), str(BIG_TOKENIZER)], check=True)
     return BIG_TOKENIZER
 

@@ -1,9 +1,9 @@
 """Score the forecast and its baselines on the v3 real-model runs (docs/validity/v3/PROTOCOL.md).
 
-    python benchmarks/real_score.py                 # design runs only: what the forecast is designed on
-    python benchmarks/real_score.py --final         # held out too, once the forecast is frozen
+    python benchmarks/validity/score_v3.py            # design runs only: what the forecast is designed on
+    python benchmarks/validity/score_v3.py --final     # held out too, once the forecast is frozen
 
-Reads the suite (`real_suite.py`, for the texts the forecast scans) and the raw runs
+Reads the suite (`suite_v3.py`, for the texts the forecast scans) and the raw runs
 (`docs/validity/v3/smollm2-runs.jsonl`). Every prediction is recomputed from counts, the head and
 the plan, so a change to the forecast is re-scored in seconds and the raw runs never change.
 `--final` writes docs/validity/v3/results.json and results.md.
@@ -22,9 +22,9 @@ from scipy.stats import spearmanr
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import forecast_suite as v2
-import real_suite as suite_recipe
-from forecast_score import spearman_ci
+import suite_v2 as v2
+import suite_v3 as suite_recipe
+from score_v2 import spearman_ci
 
 RAW = v2.data.REPO / "docs" / "validity" / "v3"
 RUNS = RAW / "smollm2-runs.jsonl"

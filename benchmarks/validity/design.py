@@ -1,6 +1,6 @@
 """Design the v4 forecast on design data only (docs/validity/v4/PROTOCOL.md).
 
-    python benchmarks/real_design_v4.py
+    python benchmarks/validity/design.py
 
 Design data: v3's 62 runs (every split of v3: all are design data for v4; regimes A and B) and
 the 12 v4 design curve runs (`split == "design"` in docs/validity/v4/smollm2-runs.jsonl), each
@@ -24,9 +24,9 @@ from scipy.stats import spearmanr
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import forecast_suite as v2
-import real_score
-import real_suite as suite_recipe
+import score_v3 as real_score
+import suite_v2 as v2
+import suite_v3 as suite_recipe
 
 V4 = v2.data.REPO / "docs" / "validity" / "v4"
 V4_SUITE = v2.CACHE / "v4"
@@ -86,7 +86,7 @@ class Case:
 
 
 def main() -> int:
-    from real_score_v4 import SMOLLM2_ADAPTATION as DEFAULT_ADAPTATION
+    from score import SMOLLM2_ADAPTATION as DEFAULT_ADAPTATION
 
     runs = real_score.Runs(lambda m: print(m, flush=True), final=True)  # all of v3 is v4 design data
     width = runs.loaded.head.hidden

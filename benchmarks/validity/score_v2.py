@@ -1,9 +1,9 @@
 """Score the forecast against the measured runs: held-out Spearman, calibration, replay, rows, ablation.
 
-    python benchmarks/forecast_score.py            # reads docs/validity/v2/*-runs.jsonl
+    python benchmarks/validity/score_v2.py            # reads docs/validity/v2/*-runs.jsonl
 
-Needs the suites (`forecast_suite.py`, for the texts the forecast reads) and the raw runs
-(`forecast_runs.py`, kept in the repo under docs/validity/v2/). Predictions are recomputed from
+Needs the suites (`suite_v2.py`, for the texts the forecast reads) and the raw runs
+(`runner.py`, kept in the repo under docs/validity/v2/). Predictions are recomputed from
 counts every time, so a change to `vocabrisk/risk/forecast.py` is re-scored in seconds; the raw runs
 never change. Writes docs/validity/v2/results-<base>.json and .md.
 """
@@ -22,7 +22,7 @@ from scipy.stats import rankdata, spearmanr
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import forecast_suite as suites
+import suite_v2 as suites
 
 from vocabrisk.risk.calibration import Calibration, ProbeRun, fit
 from vocabrisk.risk.exposure import assess, exposure, never_seen_share, unigram_kl
@@ -295,7 +295,7 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     missing = [b for b in args.bases if not list(RAW.glob(f"{b}-runs*.jsonl")) or not (suites.CACHE / b).exists()]
     if missing:
-        print(f"forecast score: no runs or suite for {', '.join(missing)}; run forecast_suite.py and forecast_runs.py")
+        print(f"forecast score: no runs or suite for {', '.join(missing)}; run suite_v2.py and runner.py")
         return 2
     for base in args.bases:  # one file per base model, so each can be re-scored on its own
         result = score_base(Base(base, print))

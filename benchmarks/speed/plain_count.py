@@ -1,7 +1,7 @@
 """The baseline process for whole-process timings: load a tokenizer, count every token with plain
 `encode_batch` in batches of 64, print the totals. No vocabrisk import, so its start-up is the engine's alone.
 
-    python benchmarks/plain_count.py CORPUS TOKENIZER_DIR
+    python benchmarks/speed/plain_count.py CORPUS TOKENIZER_DIR
 
 CORPUS is a JSON Lines file (its `text` fields) or a folder of text files (each one document). It prints the
 tokens, the ids used and a digest of the full per-id count vector (`digest`), which benchmarks compare with

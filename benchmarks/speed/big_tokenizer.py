@@ -7,7 +7,7 @@ real word joined to the second half of another, from the same corpus), which the
 text alone runs out of at ~100k merges. The pieces therefore have the scripts and shapes of
 real text. Seeded: the same file on every machine.
 
-    python bench_tokenizer.py SHARED_DATA OUT_FOLDER [VOCAB_SIZE]
+    python benchmarks/speed/big_tokenizer.py SHARED_DATA OUT_FOLDER [VOCAB_SIZE]
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import random
 import sys
 from pathlib import Path
 
-from bench_inputs import CORPORA
+from inputs import CORPORA
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
 PSEUDO_WORDS_PER_CORPUS = 400_000

@@ -12,8 +12,8 @@ peak resident set size from the kernel (`wait4`). The inputs, written to a tempo
 Counts are checked too: the one-line file's first `--check-mb` MB is counted by the scan (in
 pieces) and by the tokenizer encoding it whole, and the two must be equal.
 
-    python benchmarks/memory.py                 # SIZE 200 MB: a few minutes on two cores
-    python benchmarks/memory.py --size-mb 1000  # the 1 GB of docs/PERFORMANCE.md
+    python benchmarks/memory/scan.py                 # SIZE 200 MB: a few minutes on two cores
+    python benchmarks/memory/scan.py --size-mb 1000  # the 1 GB of docs/PERFORMANCE.md
 """
 
 from __future__ import annotations

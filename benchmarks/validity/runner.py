@@ -1,8 +1,8 @@
 """Fine-tune each base model on every run of its suite and measure what it forgot.
 
-    python benchmarks/forecast_runs.py --suite benchmarks/.cache/forecast/bench --out OUT [--device cuda]
+    python benchmarks/validity/runner.py --suite benchmarks/.cache/forecast/bench --out OUT [--device cuda]
 
-The suite (`forecast_suite.py`) holds token ids only, so this runs where there is a GPU and no
+The suite (`suite_v2.py`) holds token ids only, so this runs where there is a GPU and no
 tokenizer or corpus: torch, transformers and (for SmolLM2) the `gguf` package are all it needs.
 Every run fine-tunes a fresh copy of the base with `vocabrisk.verify.train.finetune` and the
 suite's plan, then measures on the old text, from the final hidden states and the output matrix of
@@ -15,9 +15,9 @@ would swap the input embeddings too):
 - learning: the fall of loss on the run's held-out text;
 - per row: the L2 drift of the output matrix and the mean change of its logit on old text.
 
-A v3 suite (`real_suite.py`) also has two old texts, two regimes and a job list; every old
+A v3 suite (`suite_v3.py`) also has two old texts, two regimes and a job list; every old
 text gets the three forgettings, and each row's logit change and each position's loss change are
-kept per old text. A v4 suite (`real_suite_v4.py`) names checkpoints in each plan: the total and
+kept per old text. A v4 suite (`suite_v4.py`) names checkpoints in each plan: the total and
 head-only forgetting on every old text are measured there too (`old.<name>.curve`), so each run is
 a curve over steps.
 
@@ -42,7 +42,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE.parents[1]))
 
 
 def load_base(suite: dict, folder: Path, device: str, log):
@@ -51,14 +51,14 @@ def load_base(suite: dict, folder: Path, device: str, log):
 
     base = suite["base"]
     if base == "bench":
-        import validity_data as data
+        import data
 
         tokens = np.load(folder / "tokens.npz")
         stream = torch.from_numpy(tokens["pretrain"].astype(np.int64))
         return data.pretrain(data.BaseSpec(), stream, log, device=device)
     if base == "demo":
-        return AutoModelForCausalLM.from_pretrained(HERE.parent / "vocabrisk" / "demo_model").to(device)
-    import forecast_suite as suites
+        return AutoModelForCausalLM.from_pretrained(HERE.parents[1] / "vocabrisk" / "demo_model").to(device)
+    import suite_v2 as suites
 
     gguf = Path(os.environ["SMOLLM2_GGUF"]) if "SMOLLM2_GGUF" in os.environ else suites.smollm2_gguf()
     model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, torch_dtype=torch.float32)
@@ -106,7 +106,7 @@ def worker(
     smoke: bool,
     only: list[str],
 ) -> None:
-    import forecast_suite as suites
+    import suite_v2 as suites
     import torch
     from transformers import AutoModelForCausalLM
 
@@ -245,7 +245,7 @@ def worker(
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description="forecast benchmark runs (see forecast_suite.py)")
+    parser = argparse.ArgumentParser(description="forecast benchmark runs (see suite_v2.py)")
     parser.add_argument("--suite", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--device", default="cuda")

@@ -1,12 +1,12 @@
 """Engines, measured: whole `vocabrisk scan` processes on each engine against a plain tokenizers loop.
 
-    python benchmarks/engines.py --env 0.23=PYTHON --env 1.0=PYTHON [--mb 60] [--rounds 3] [--out FILE.md]
-    python benchmarks/engines.py --mb 1 --rounds 1 --big-vocab 30000     # the tiny mode: checks it all runs
+    python benchmarks/speed/engines.py --env 0.23=PYTHON --env 1.0=PYTHON [--mb 60] [--rounds 3] [--out FILE.md]
+    python benchmarks/speed/engines.py --mb 1 --rounds 1 --big-vocab 30000   # the tiny mode: checks it all runs
 
 Each `--env NAME=PYTHON` is an environment to measure in: an interpreter with its own tokenizers (0.2x
 beside transformers, or 1.0), with or without fastokens, where vocabrisk imports from this checkout
 (PYTHONPATH is set to it). Default: this interpreter alone. For every environment, every shared tokenizer
-plus a byte-level BPE of `--big-vocab` tokens (150k, trained on first use by bench_tokenizer.py and kept in
+plus a byte-level BPE of `--big-vocab` tokens (150k, trained on first use by big_tokenizer.py and kept in
 benchmarks/.cache), and each corpus layout (`--mb` MB of text as a folder of 50 kB text files, and as one
 JSON Lines file), it times whole fresh processes, start-up included:
 
@@ -40,7 +40,8 @@ from pathlib import Path
 from plain_count import digest  # the plain loop's own: counts compare id for id
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
+REPO = HERE.parents[1]
+CACHE = REPO / "benchmarks" / ".cache"  # git-ignored
 SHARED = REPO.parent / "shared" / "data"
 SHARED_TOKENIZERS = ["gpt2", "gpt-neox-20b", "llama2", "bert-base-uncased", "pegasus"]
 ENGINES = ["tokenizers", "fastokens", "auto"]
@@ -54,7 +55,7 @@ def documents(megabytes: float) -> list[str]:
     """About MEGABYTES of 50 kB documents cut from the shared corpora, interleaved; each repeat of a document
     followed by novel pseudo-words (halves of two of its words joined), seeded."""
     sys.path.insert(0, str(HERE))
-    from bench_inputs import documents as shared_documents
+    from inputs import documents as shared_documents
 
     base = shared_documents(SHARED)
     rng = random.Random(0)
@@ -87,10 +88,10 @@ def write_corpora(work: Path, megabytes: float) -> dict[str, Path]:
 
 
 def big_tokenizer(vocab: int) -> Path:
-    """A byte-level BPE of VOCAB tokens (bench_tokenizer.py), trained once and kept in benchmarks/.cache."""
-    folder = HERE / ".cache" / f"bpe-{vocab // 1000}k"
+    """A byte-level BPE of VOCAB tokens (big_tokenizer.py), trained once and kept in benchmarks/.cache."""
+    folder = CACHE / f"bpe-{vocab // 1000}k"
     if not (folder / "tokenizer.json").exists():
-        script = HERE / "bench_tokenizer.py"
+        script = HERE / "big_tokenizer.py"
         subprocess.run([sys.executable, str(script), str(SHARED), str(folder), str(vocab)], check=True)
     return folder
 

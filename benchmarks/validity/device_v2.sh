@@ -22,7 +22,7 @@ case $stage in
     sha256sum "$work/SmolLM2-135M-Instruct.Q4_1.gguf"
     for base in bench demo; do
         cp -r ".devbundle/b/$base" "$work/suites/"
-        setsid nohup python3 benchmarks/forecast_runs.py --suite "$work/suites/$base" --out "$work/out" \
+        setsid nohup python3 benchmarks/validity/runner.py --suite "$work/suites/$base" --out "$work/out" \
             --workers 4 > "$work/$base.log" 2>&1 < /dev/null &
     done
     sleep 25
@@ -30,7 +30,7 @@ case $stage in
     ;;
 3)
     cp -r .devbundle/c/smollm2 "$work/suites/"
-    SMOLLM2_GGUF="$work/SmolLM2-135M-Instruct.Q4_1.gguf" timeout 420 python3 benchmarks/forecast_runs.py \
+    SMOLLM2_GGUF="$work/SmolLM2-135M-Instruct.Q4_1.gguf" timeout 420 python3 benchmarks/validity/runner.py \
         --suite "$work/suites/smollm2" --out "$work/out" --workers 6 > "$work/smollm2.log" 2>&1
     echo "smollm2 exited $?"
     for _ in $(seq 60); do

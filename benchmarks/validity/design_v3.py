@@ -1,6 +1,6 @@
 """Design the v3 forecast on the design runs and probes only (docs/validity/v3/PROTOCOL.md).
 
-    python benchmarks/real_design.py
+    python benchmarks/validity/design_v3.py
 
 Prints, for each old text, the Spearman of candidate forecast terms with the measured total and
 head-only forgetting over the 19 design candidates (and with the 5 probes added). Never reads a
@@ -17,8 +17,8 @@ from scipy.stats import spearmanr
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import real_score
-import real_suite as suite_recipe
+import score_v3 as real_score
+import suite_v3 as suite_recipe
 
 
 def trigram_collision(ids: np.ndarray, vocab: int) -> float:
