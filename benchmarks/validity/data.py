@@ -6,6 +6,9 @@ pretraining, the reference that forgetting is measured on and the scan's prior c
 and a fine-tuning pool the candidate corpora are drawn from. The tokenizer (byte-level BPE)
 and a small GPT-2 with an untied head are trained on the pretraining mix and cached, so
 reruns skip straight to fine-tuning.
+
+The later versions take its paths (`REPO`, `SHARED`), chunkers and `write_jsonl` (suite_v2.py, suite_v3.py,
+suite_v4.py, score.py).
 """
 
 from __future__ import annotations

@@ -1,12 +1,26 @@
-"""Score the v4 forecast and its baselines on the v4 real-model runs (docs/validity/v4/PROTOCOL.md).
+"""The forecast benchmark's one scorer: v4's runs, and v3's and v2's committed runs re-scored with today's forecast.
 
-    python benchmarks/validity/score.py              # the design curve runs only: checks the scorer's path
-    python benchmarks/validity/score.py --final      # held out, once the forecast is frozen
+    python benchmarks/validity/score.py                # v4's design curve runs only: checks the scorer's path
+    python benchmarks/validity/score.py --final        # v4 held out, once the forecast is frozen (docs/validity/v4/)
+    python benchmarks/validity/score.py --rescore v3   # v3's held-out runs -> docs/validity/v3/rescored.{json,md}
+    python benchmarks/validity/score.py --rescore v2   # v2's runs -> docs/validity/v2/rescored-<base>.{json,md}
 
-Reads the v4 suite (`suite_v4.py`), v3's suite for the probes the forecast is calibrated on,
-and the raw runs (`docs/validity/v4/smollm2-runs.jsonl`). Every prediction is recomputed from
-counts, the head and the plan. `--final` writes docs/validity/v4/results.json and results.md; each
-result says how many runs it stands on.
+Every prediction is recomputed from counts, the head and the plan; the raw runs (`*-runs.jsonl` under
+docs/validity/) never change. v4 (docs/validity/v4/PROTOCOL.md): the v4 suite (`suite_v4.py`), calibrated on
+v3's 5 probes (`suite_v3.py`); `--final` writes docs/validity/v4/results.json and results.md, each result
+saying how many runs it stands on. `--rescore` scores an older version's runs with the same code and writes
+new files beside them, never the results that version reported (docs/validity/v3/results.*,
+docs/validity/v2/results-*.*, the historical record):
+
+- v3: the held-out runs v3 reported on (docs/validity/v3/smollm2-runs.jsonl, the v3 suite, fingerprint
+  checked), calibrated on the same 5 probes: Spearman of the forecast and the baselines with the measured
+  total and head-only forgetting per old text, the seed ceiling, within ×2, regime B (at its 80th step) and
+  the ablations. v3 measured no curves and had no replay-role runs, so those sections are absent.
+- v2: the demo and SmolLM2 runs (docs/validity/v2/<base>-runs.jsonl) on suites rebuilt by
+  `suite_v2.py --bases demo smollm2` (no training): v2 suites carry no fingerprint, so each run's training
+  token count must be the rebuilt suite's. One old text, one plan, one seed; calibrated on the base's own
+  probes; the replay runs against the what-if. v2's per-row AUROC and its ablations of v2's forecast terms
+  have no counterpart in today's forecast and are not recomputed.
 """
 
 from __future__ import annotations
@@ -17,83 +31,176 @@ import math
 import sys
 import tempfile
 from collections import defaultdict
+from collections.abc import Callable, Iterable
 from contextlib import contextmanager
+from functools import cached_property
 from pathlib import Path
 from unittest import mock
 
 import numpy as np
+from scipy.stats import rankdata, spearmanr
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import score_v3 as real_score
+import data
 import suite_v2 as v2
 import suite_v3 as v3
 import suite_v4 as recipe
-from score_v2 import spearman_ci
 
-RAW = v2.data.REPO / "docs" / "validity" / "v4"
-RUNS = RAW / "smollm2-runs.jsonl"
-V3_PROBES = v2.data.REPO / "docs" / "validity" / "v3" / "smollm2-runs.jsonl"
+from vocabrisk.risk.calibration import DEFAULT_ADAPTATION, FORM
+
+V2, V3, V4 = (data.REPO / "docs" / "validity" / version for version in ("v2", "v3", "v4"))
+V3_RUNS, V4_RUNS = V3 / "smollm2-runs.jsonl", V4 / "smollm2-runs.jsonl"
+V2_BASES = ("demo", "smollm2")  # the bases v2 has runs of (bench's were never made)
+V2_OLD = "old"  # a v2 suite's one old text (old.jsonl), named as runner.py names it
 WIKI_REPLAY = "wiki"  # the old text replay is measured on (the replay text is its kind)
 V3_KAPPA_PER_WIDTH, V3_BODY_GAIN = 0.14, 21.0  # the v3 forecast as landed (7f7fb88), uncalibrated
 SMOLLM2_ADAPTATION = 0.07  # nats: the v4 design curves' adaptation gain (design.py), fixed in calibration
+BOOTSTRAP = 2000
+
+
+def spearman_ci(x, y, seed: int = 0) -> dict:
+    """Spearman with a bootstrap 95% interval over candidates (all resamples ranked at once)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    rho = float(spearmanr(x, y).statistic)
+    pick = np.random.default_rng(seed).integers(0, len(x), (BOOTSTRAP, len(x)))
+    rx, ry = rankdata(x[pick], axis=1), rankdata(y[pick], axis=1)
+    rx, ry = rx - rx.mean(axis=1, keepdims=True), ry - ry.mean(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        draws = (rx * ry).sum(axis=1) / np.sqrt((rx**2).sum(axis=1) * (ry**2).sum(axis=1))
+    draws = draws[np.isfinite(draws)]
+    low, high = np.percentile(draws, [2.5, 97.5]) if len(draws) else (float("nan"), float("nan"))
+    return {"rho": rho, "low": float(low), "high": float(high)}
+
+
+def read_log(path: Path) -> Iterable[dict]:
+    """A runs file's records, one per line, parsed as they are reached."""
+    return (json.loads(line) for line in path.read_text().splitlines())
+
+
+def reference(folder: Path, old: str) -> Path:
+    """The old text OLD of the suite in FOLDER, as `vocabrisk scan --reference` reads it."""
+    return folder / ("old.jsonl" if old == V2_OLD else f"old-{old}.jsonl")
+
+
+def v3_replay(loaded) -> list[str]:
+    """v3's replay text (its recipe: wikitext-2 paragraphs never in the old text)."""
+    sources = v3.Sources(loaded)
+    return sources.split("en-wikitext2")[1] + sources.split("en-wikitext2")[0][-40:]
+
+
+def v3_probes() -> tuple[list[dict], Path, dict]:
+    """v3's 5 probe runs (plan A), their suite folder and suite: what v3 and v4 are calibrated on."""
+    probes = [r for r in read_log(V3_RUNS) if r["split"] == "probe" and r["regime"] == "A"]
+    return probes, v3.OUT, json.loads((v3.OUT / "suite.json").read_text())
 
 
 class Runs:
-    """The v4 suite's measured runs (held out, or design) and a profile of every text against each old text."""
+    """One suite's measured runs (those KEEP selects), a profile of every run's text against each old text,
+    the probe runs calibration fits and, where the suite has replay runs, the replay text."""
 
-    def __init__(self, log, final: bool) -> None:
+    def __init__(
+        self,
+        log,
+        folder: Path,
+        suite: dict,
+        records: Iterable[dict],
+        keep: Callable[[dict], bool],
+        *,
+        source: Path,
+        model: str,
+        split: str,
+        probes: tuple[list[dict], Path, dict],
+        adaptation: float = SMOLLM2_ADAPTATION,
+        replay: tuple[str, Callable[[object], list[str]]] | None = None,
+    ) -> None:
         from vocabrisk import load_model
 
-        self.suite = json.loads((recipe.OUT / "suite.json").read_text())
-        self.plans = {k: v2.train_config(p).plan for k, p in self.suite["plans"].items()}
-        self.info = {run["name"]: run for run in self.suite["runs"]}
-        self.split = "heldout" if final else "design"
+        self.folder, self.suite, self.split, self.adaptation = folder, suite, split, adaptation
+        self.plans = {k: v2.train_config(p).plan for k, p in suite["plans"].items()}
+        self.curved = all("checkpoints" in p for p in suite["plans"].values())  # v4: curves measured along the run
+        self.info = {run["name"]: run for run in suite["runs"]}
         self.measured = defaultdict(list)  # (name, plan) -> records
-        for line in RUNS.read_text().splitlines():
-            record = json.loads(line)
-            if record["split"] != self.split:
+        for record in records:
+            if not keep(record):
                 continue  # design never reads a held-out run (PROTOCOL.md)
-            if record["suite"] != self.suite["fingerprint"]:
-                raise SystemExit(f"{RUNS}: a run of suite {record['suite']}, not {self.suite['fingerprint']}")
+            if record.get("suite") != suite.get("fingerprint"):
+                raise SystemExit(f"{source}: a run of suite {record['suite']}, not {suite['fingerprint']}")
             self.measured[record["run"], record["regime"]].append(record)
-        self.loaded = load_model(str(v2.smollm2_gguf()))
+        self.loaded = load_model(model)
         self.width = self.loaded.head.hidden
         self.profiles = {}
         for name in sorted({n for n, _ in self.measured}):
-            for old in self.suite["old"]:
-                self.profiles[name, old] = self.scan(recipe.OUT / "texts" / f"{self.info[name]['file']}.jsonl", old)
-        self.probes = self._probes()
-        self.replay = {old: self._replay(old) for old in self.suite["old"]}
+            for old in suite["old"]:
+                self.profiles[name, old] = self.scan(folder / "texts" / f"{self.info[name]['file']}.jsonl", old)
+        self._probes, self._replay, self._replays = probes, replay, {}
+        self.replay_old = replay[0] if replay else None
         log(f"{len(self.measured)} measured (run, plan) pairs of split {self.split}, {len(self.profiles)} profiles")
 
-    def scan(self, path: Path, old: str, folder: Path = recipe.OUT):
+    @classmethod
+    def v4(cls, log, split: str) -> Runs:
+        """v4's runs of SPLIT: "design" (the design curve runs) or "heldout" (after the freeze)."""
+        suite = json.loads((recipe.OUT / "suite.json").read_text())
+        return cls(log, recipe.OUT, suite, read_log(V4_RUNS), lambda r: r["split"] == split, source=V4_RUNS,
+                   model=str(v2.smollm2_gguf()), split=split, probes=v3_probes(),
+                   replay=(WIKI_REPLAY, v3_replay))  # fmt: skip
+
+    @classmethod
+    def v3(cls, log, split: str | None = None) -> Runs:
+        """v3's runs of SPLIT; None: every one (all of v3 is design data for v4)."""
+        suite = json.loads((v3.OUT / "suite.json").read_text())
+        return cls(log, v3.OUT, suite, read_log(V3_RUNS), lambda r: split in (None, r["split"]), source=V3_RUNS,
+                   model=str(v2.smollm2_gguf()), split=split or "every", probes=v3_probes())  # fmt: skip
+
+    @classmethod
+    def v2(cls, log, base: str) -> Runs:
+        """v2's runs on BASE in v3's shape: one old text (V2_OLD), one plan (A), calibrated on its own probes."""
+        folder, source = v2.CACHE / base, V2 / f"{base}-runs.jsonl"
+        suite = json.loads((folder / "suite.json").read_text())
+        suite |= {"plans": {"A": suite["plan"]}, "old": [V2_OLD]}
+        tokens = {run["name"]: run["train_tokens"] for run in suite["runs"]}
+        records = []
+        for r in read_log(source):
+            if r["train_tokens"] != tokens.get(r["run"]):  # no fingerprint: the token count stands in for one
+                raise SystemExit(f"{source}: {r['run']} trained on {r['train_tokens']} tokens, the suite has "
+                                 f"{tokens.get(r['run'])}; rebuild it with suite_v2.py --bases {base}")  # fmt: skip
+            split = "probe" if r["role"] == "probe" else "heldout"
+            measured = {k: r[k] for k in ("total", "head_only", "body_only")}
+            records.append(r | {"regime": "A", "split": split, "old": {V2_OLD: measured}})
+        model = data.REPO / "vocabrisk" / "demo_model" if base == "demo" else v2.smollm2_gguf()
+        probes = [r for r in records if r["split"] == "probe"]
+        return cls(log, folder, suite, records, lambda r: r["split"] == "heldout", source=source, model=str(model),
+                   split="heldout", probes=(probes, folder, suite),
+                   adaptation=SMOLLM2_ADAPTATION if base == "smollm2" else DEFAULT_ADAPTATION,
+                   replay=(V2_OLD, lambda _loaded: v2._bounded(v2.base_sources(base, None)[2])))  # fmt: skip
+
+    def scan(self, path: Path, old: str, folder: Path | None = None):
         from vocabrisk import scan
         from vocabrisk.counting import SpecialTokenPolicy
 
-        return scan([str(path)], self.loaded, reference=[str(folder / f"old-{old}.jsonl")], policy=SpecialTokenPolicy())
+        return scan([str(path)], self.loaded, reference=[str(reference(folder or self.folder, old))],
+                    policy=SpecialTokenPolicy())  # fmt: skip
 
-    def _probes(self) -> dict:
-        """v3's 5 probe runs (plan A), measured on the same old texts: what calibration fits."""
-        records = [json.loads(line) for line in V3_PROBES.read_text().splitlines()]
+    @cached_property
+    def probes(self) -> dict:
+        """{old: [(name, measured on OLD, profile)]}: the probe runs (plan A) calibration fits."""
+        records, folder, suite = self._probes
+        files = {run["name"]: run["file"] for run in suite["runs"]}
         probes = {}
-        v3_suite = json.loads((v3.OUT / "suite.json").read_text())
-        files = {run["name"]: run["file"] for run in v3_suite["runs"]}
         for record in records:
-            if record["split"] == "probe" and record["regime"] == "A":
-                for old in self.suite["old"]:
-                    profile = self.scan(v3.OUT / "texts" / f"{files[record['run']]}.jsonl", old, v3.OUT)
-                    probes.setdefault(old, []).append((record["run"], record["old"][old], profile))
+            for old in self.suite["old"]:
+                profile = self.scan(folder / "texts" / f"{files[record['run']]}.jsonl", old, folder)
+                probes.setdefault(old, []).append((record["run"], record["old"][old], profile))
         return probes
 
-    def _replay(self, old: str):
-        """The replay text of the replay runs (v3's recipe: wikitext-2 paragraphs never in the old text)."""
-        sources = v3.Sources(self.loaded)
-        docs = sources.split("en-wikitext2")[1] + sources.split("en-wikitext2")[0][-40:]
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "replay.jsonl"
-            v2.data.write_jsonl(path, docs)
-            return self.scan(path, old)
+    def replay(self, old: str):
+        """The replay text's profile against OLD: what the replay runs mixed into their corpus."""
+        if old not in self._replays:
+            with tempfile.TemporaryDirectory() as tmp:
+                path = Path(tmp) / "replay.jsonl"
+                data.write_jsonl(path, self._replay[1](self.loaded))
+                self._replays[old] = self.scan(path, old)
+        return self._replays[old]
 
     def records(self, name: str, plan: str) -> list[dict]:
         return self.measured.get((name, plan), [])
@@ -102,16 +209,38 @@ class Runs:
         """The measured quantity (at STEP of the curve, else the run's end), seed mean."""
         values = []
         for r in self.records(name, plan):
-            curve = r["old"][old]["curve"]
-            values.append(curve[key][curve["steps"].index(step)] if step is not None else r["old"][old][key])
+            measured = r["old"][old]
+            values.append(
+                measured[key] if step is None else measured["curve"][key][measured["curve"]["steps"].index(step)]
+            )
         return float(np.mean(values))
 
     def names(self, plan: str = "A", role: str = "candidate") -> list[str]:
         return sorted(n for n, p in self.measured if p == plan and self.info[n]["role"] == role)
 
 
+def baselines(profile, plan) -> dict[str, float]:
+    """The protocol's baselines (v3's): each a count-only number that a forecast must beat."""
+    from vocabrisk.risk.exposure import assess, never_seen_share, unigram_kl
+
+    coverable = profile.coverable
+    prior = np.where(coverable, profile.prior, 0.0)
+    prior = prior / prior.sum()
+    corpus = np.where(coverable, profile.counts.counts + 0.5, 0.0)
+    corpus = corpus / corpus.sum()
+    fed = profile.shares > 0
+    return {
+        "implied epochs": plan.implied_epochs(profile.total_tokens),
+        "unigram KL (old || corpus)": unigram_kl(profile),
+        "unigram KL (corpus || old)": float(np.sum(np.where(fed, profile.shares * np.log(corpus / prior), 0.0))),
+        "never-seen share": never_seen_share(profile),
+        "starved usage (v0.1)": assess(profile, plan).score,
+        "corpus size (smaller first)": -float(profile.total_tokens),
+    }
+
+
 def calibrate(runs: Runs, old: str):
-    """The forecast's constants fitted on v3's probes measured on OLD (`vocabrisk.risk.calibration.fit`)."""
+    """The forecast's constants fitted on the suite's probes measured on OLD (`vocabrisk.risk.calibration.fit`)."""
     from vocabrisk.risk.calibration import Calibration, ProbeRun, fit
     from vocabrisk.risk.forecast import Drive
     from vocabrisk.risk.summary import Summary
@@ -125,7 +254,7 @@ def calibrate(runs: Runs, old: str):
             return drive.head(kappas, profile.shares > 0, profile.old_text, prior)
 
         probes.append(ProbeRun(name, measured["head_only"], measured["total"], unit.forecast.terms.unit, curve))
-    return fit(probes, adaptation=SMOLLM2_ADAPTATION)
+    return fit(probes, adaptation=runs.adaptation)
 
 
 @contextmanager
@@ -198,8 +327,8 @@ def score(runs: Runs) -> dict:
         forecasts = {n: made(n, "A").forecast for n in names}
         defaults = {n: made(n, "A", Calibration()).forecast for n in names}
         predictors = {
-            "forecast v4 (calibrated)": ([forecasts[n].total for n in names], [forecasts[n].head for n in names]),
-            "forecast v4 (uncalibrated defaults)": (
+            f"forecast {FORM} (calibrated)": ([forecasts[n].total for n in names], [forecasts[n].head for n in names]),
+            f"forecast {FORM} (uncalibrated defaults)": (
                 [defaults[n].total for n in names],
                 [defaults[n].head for n in names],
             ),
@@ -210,7 +339,7 @@ def score(runs: Runs) -> dict:
         table["forecast v3 as landed (uncalibrated)"] = {
             k: spearman_ci([v3_made[n] for n in names], measured[k]) for k in ("total", "head_only")
         }
-        base = [real_score.baselines(runs.profiles[n, old], plan_a) for n in names]
+        base = [baselines(runs.profiles[n, old], plan_a) for n in names]
         for key in base[0]:
             table[key] = {k: spearman_ci([b[key] for b in base], measured[k]) for k in ("total", "head_only")}
         totals = [forecasts[n].total for n in names]
@@ -230,9 +359,9 @@ def score(runs: Runs) -> dict:
                 ]
             ),
             "ceiling": seed_ceiling(runs, old),
-            "curves": curves(runs, old, calibration),
+            "curves": curves(runs, old, calibration) if runs.curved else None,
             "regime_b": regime_b(runs, old, calibration),
-            "replay": replay(runs, old, calibration) if old == WIKI_REPLAY else None,
+            "replay": replay(runs, old, calibration) if old == runs.replay_old and runs.names("A", "replay") else None,
             "per_run": [
                 {
                     "run": n,
@@ -313,7 +442,8 @@ def curves(runs: Runs, old: str, calibration) -> dict:
 
 
 def regime_b(runs: Runs, old: str, calibration) -> dict | None:
-    """The forecast (calibrated on plan-A probes) against the 80-step runs."""
+    """The forecast (calibrated on plan-A probes) against the 80-step runs: the order at their end, and the points
+    at steps 10, 20, 40 and 80 within ×1.5 where curves were measured (v4), else the ends within ×2 (v3)."""
     from vocabrisk.risk.summary import Summary
 
     names = sorted(n for n, p in runs.measured if p == "B")
@@ -321,6 +451,13 @@ def regime_b(runs: Runs, old: str, calibration) -> dict | None:
         return {"runs": len(names)}
     made = {n: Summary.of(runs.profiles[n, old], runs.plans["B"], calibration).forecast for n in names}
     ends = [made[n].total for n in names]
+    measured = [runs.value(n, "B", old, "total") for n in names]
+    if not runs.curved:
+        return {
+            "runs": len(names),
+            "spearman_80": spearman_ci(ends, measured),
+            "within_x2": share(within(ends, measured, 2.0)),
+        }
     pairs = []
     for n in names:
         by_step = {p.step: p.total for p in made[n].curve}
@@ -328,7 +465,7 @@ def regime_b(runs: Runs, old: str, calibration) -> dict | None:
         pairs += [(by_step[s], m) for s, m in zip(curve["steps"], curve["total"], strict=True) if s in (10, 20, 40, 80)]
     return {
         "runs": len(names),
-        "spearman_80": spearman_ci(ends, [runs.value(n, "B", old, "total") for n in names]),
+        "spearman_80": spearman_ci(ends, measured),
         "within_x1.5": share(within(*zip(*pairs, strict=True), 1.5)),
     }
 
@@ -344,7 +481,7 @@ def replay(runs: Runs, old: str, calibration) -> dict:
         if not runs.records(base_name, "A"):
             continue
         summary = Summary.of(runs.profiles[base_name, old], runs.plans["A"], calibration)
-        replay_text = runs.replay[old]
+        replay_text = runs.replay(old)
         what_if = summary.mixed(replay_text.shares, share_, replay_text.repetition["collision"])
         predicted = summary.forecast.total - what_if.forecast.total
         measured = runs.value(base_name, "A", old, "total") - runs.value(n, "A", old, "total")
@@ -353,8 +490,9 @@ def replay(runs: Runs, old: str, calibration) -> dict:
     return {"runs": len(rows), "within_x2": sum(r["within_x2"] for r in rows), "per_run": rows}
 
 
-def markdown(results: dict) -> str:
-    """The results as docs/VALIDITY.md quotes them."""
+def markdown(results: dict, title: str = "v4 results: SmolLM2-135M-Instruct", probes: str = "v3's 5 probes",
+             note: str = "") -> str:  # fmt: skip
+    """The results as docs/VALIDITY.md quotes them, under TITLE (and NOTE), calibrated on PROBES."""
 
     def ci(c: dict) -> str:
         return f"{c['rho']:+.2f} [{c['low']:+.2f}, {c['high']:+.2f}]"
@@ -362,14 +500,14 @@ def markdown(results: dict) -> str:
     def pct(s: dict | None) -> str:
         return "n/a" if not s or s["share"] is None else f"{s['share']:.0%} of {s['of']}"
 
-    lines = [f"# v4 results: SmolLM2-135M-Instruct, {results['split']} runs ({results['candidates']} ranking "
-             "candidates, plan A)", ""]  # fmt: skip
+    lines = [f"# {title}, {results['split']} runs ({results['candidates']} ranking candidates, plan A)", ""]
+    lines += [note, ""] if note else []
     for old, r in results["old"].items():
         cal = r["calibration"]
         lines += [
             f"## Old text: {old}",
             "",
-            f"Calibration (v3's 5 probes only): kappa {cal['kappa']:.3g}, body_gain {cal['body_gain']:.4g}, "
+            f"Calibration ({probes} only): kappa {cal['kappa']:.3g}, body_gain {cal['body_gain']:.4g}, "
             f"adaptation {cal['adaptation']:.3g} (fixed), band ×/÷ {cal['band']:.2f}. Calibrated within ×2 of the "
             f"measured total: {pct(r['within_x2_calibrated'])}; within ×2 or 0.03 nats: {pct(r['within_x2_or_0.03'])}; "
             f"uncalibrated defaults within ×3: {pct(r['within_x3_defaults'])}.",
@@ -383,16 +521,20 @@ def markdown(results: dict) -> str:
             lines += [f"| seed vs seed ({c['candidates']} candidates): the ceiling | {ci(c['total'])} | "
                       f"{ci(c['head_only'])} |"]  # fmt: skip
         cv = r["curves"]
-        lines += ["", f"Curves ({cv['points']} points at steps 10, 20, 40): within ×1.5 {pct(cv['within_x1.5'])} "
-                  f"(v3 scaled linearly in Σ lr: {pct(cv['v3_linear_within_x1.5'])}); order at step 20 "
-                  f"{ci(cv['spearman_20'])}."]  # fmt: skip
-        for plan, p in cv["per_plan"].items():
-            lines.append(f"- plan {plan} ({p['runs']} runs), step 40: Spearman {ci(p['spearman_40'])}, within ×1.5 "
-                         f"{pct(p['within_x1.5_40'])}")  # fmt: skip
+        if cv:
+            lines += ["", f"Curves ({cv['points']} points at steps 10, 20, 40): within ×1.5 {pct(cv['within_x1.5'])} "
+                      f"(v3 scaled linearly in Σ lr: {pct(cv['v3_linear_within_x1.5'])}); order at step 20 "
+                      f"{ci(cv['spearman_20'])}."]  # fmt: skip
+            for plan, p in cv["per_plan"].items():
+                lines.append(f"- plan {plan} ({p['runs']} runs), step 40: Spearman {ci(p['spearman_40'])}, within "
+                             f"×1.5 {pct(p['within_x1.5_40'])}")  # fmt: skip
         b = r["regime_b"]
-        if b and "spearman_80" in b:
+        if b and "within_x1.5" in b:
             lines += ["", f"Regime B ({b['runs']} runs, 80 steps): Spearman at 80 {ci(b['spearman_80'])}; points at "
                       f"10, 20, 40, 80 within ×1.5 {pct(b['within_x1.5'])}."]  # fmt: skip
+        elif b and "spearman_80" in b:
+            lines += ["", f"Regime B ({b['runs']} runs, 80 steps): Spearman at 80 {ci(b['spearman_80'])}; within ×2 "
+                      f"at 80 {pct(b['within_x2'])}."]  # fmt: skip
         if r["replay"]:
             rp = r["replay"]
             lines += ["", f"Replay ({rp['runs']} runs): the forecast's reduction within ×2 of the measured on "
@@ -414,18 +556,59 @@ def markdown(results: dict) -> str:
     return "\n".join(lines)
 
 
+def rescored_note(version: str, reported: str) -> str:
+    """What a re-scored file is, beside REPORTED (the results that version wrote, which stay as they were)."""
+    return (
+        f"The runs of {reported}, which holds what {version} reported with its own forecast and stays as it was, "
+        f"scored with today's forecast (form {FORM}, vocabrisk/risk/forecast.py) by "
+        f"`python benchmarks/validity/score.py --rescore {version}`."
+    )
+
+
 def main() -> int:
-    parser = argparse.ArgumentParser(description="score the v4 real-model forecast benchmark")
-    parser.add_argument("--final", action="store_true", help="score the held-out runs (after the freeze)")
+    parser = argparse.ArgumentParser(description="score the forecast benchmark's v4 runs, or re-score v3's or v2's")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--final", action="store_true", help="score v4's held-out runs (after the freeze)")
+    which.add_argument("--rescore", choices=("v3", "v2"), help="score that version's committed runs with today's "
+                       "forecast, into new files beside them (rescored*.json, .md)")  # fmt: skip
     args = parser.parse_args()
-    runs = Runs(lambda m: print(m, flush=True), args.final)
-    results = score(runs)
+
+    def log(message: str) -> None:
+        print(message, flush=True)
+
+    if args.rescore == "v2":
+        missing = [b for b in V2_BASES if not (v2.CACHE / b / "suite.json").exists()]
+        if missing:
+            print(f"score: no v2 suite for {', '.join(missing)}; run suite_v2.py --bases {' '.join(V2_BASES)} first")
+            return 2
+        for base in V2_BASES:
+            runs = Runs.v2(log, base)
+            probes = f"the {len(runs.probes[V2_OLD])} probes of {base}'s v2 suite"
+            title = f"v2's runs re-scored: {base}"
+            results = score(runs)
+            text = markdown(results, title, probes, rescored_note("v2", f"results-{base}.md"))
+            print(text)
+            write(V2 / f"rescored-{base}", results, text)
+        return 0
+    if args.rescore == "v3":
+        results = score(Runs.v3(log, "heldout"))
+        text = markdown(results, "v3's runs re-scored: SmolLM2-135M-Instruct", note=rescored_note("v3", "results.md"))
+        print(text)
+        write(V3 / "rescored", results, text)
+        return 0
+    results = score(Runs.v4(log, "heldout" if args.final else "design"))
     text = markdown(results)
     print(text)
     if args.final:
-        (RAW / "results.json").write_text(json.dumps(results, indent=1) + "\n")
-        (RAW / "results.md").write_text(text + "\n")
+        write(V4 / "results", results, text)
     return 0
+
+
+def write(stem: Path, results: dict, text: str) -> None:
+    """STEM.json and STEM.md."""
+    stem.with_suffix(".json").write_text(json.dumps(results, indent=1) + "\n")
+    stem.with_suffix(".md").write_text(text + "\n")
+    print(f"-> {stem}.json, {stem}.md")
 
 
 if __name__ == "__main__":

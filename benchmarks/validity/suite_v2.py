@@ -14,6 +14,10 @@ For each base model this writes `benchmarks/.cache/forecast/<base>/`:
 The protocol (docs/VALIDITY.md) is fixed here, before any run: candidates come from the real
 corpora in ../shared/data, probes from the project-written sample corpora (calibration only, never
 scored), replay mixtures add the base's own kind of text to four candidates at 5% and 25%.
+
+It stays for two reasons: `score.py --rescore v2` re-scores v2's runs on the demo and SmolLM2 suites it
+rebuilds (no training), and the later versions take its helpers: `CACHE`, `train_config`, `smollm2_gguf`,
+`smollm2_folder`, `encode_all` (suite_v3.py, suite_v4.py, runner.py, score.py, design.py).
 """
 
 from __future__ import annotations
