@@ -2,7 +2,7 @@
 
 GPT-2's recipe: every byte is representable, merges need a pair seen at least twice, and
 `<|endoftext|>` is id 0 (the models use it as BOS, EOS and document separator). Imported by
-scripts/build_demo_model.py and benchmarks/validity_data.py. Deterministic: the same texts give
+scripts/build_demo_model.py and benchmarks/validity/data.py. Deterministic: the same texts give
 the same tokenizer.json.
 """
 

@@ -19,8 +19,8 @@ docs/validity/v2/results-*.*, the historical record):
 - v2: the demo and SmolLM2 runs (docs/validity/v2/<base>-runs.jsonl) on suites rebuilt by
   `suite_v2.py --bases demo smollm2` (no training): v2 suites carry no fingerprint, so each run's training
   token count must be the rebuilt suite's. One old text, one plan, one seed; calibrated on the base's own
-  probes; the replay runs against the what-if. v2's per-row AUROC and its ablations of v2's forecast terms
-  have no counterpart in today's forecast and are not recomputed.
+  probes; the replay runs against the what-if. Not recomputed: v2's per-row AUROC (corpus-level numbers
+  only) and its ablations, which remove terms of v2's forecast that today's has not.
 """
 
 from __future__ import annotations

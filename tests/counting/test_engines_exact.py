@@ -523,7 +523,7 @@ def test_fastokens_memory_stays_bounded_on_text_without_spaces(shared_data, fast
 
 
 def test_a_process_that_ends_while_the_accelerator_loads_exits_cleanly(shared_data):
-    """benchmarks/engines.py saw one `auto` scan abort at exit ("FATAL: exception not rethrown"): a daemon thread
+    """benchmarks/speed/engines.py saw one `auto` scan abort at exit ("FATAL: exception not rethrown"): a daemon thread
     inside fastokens' native code when the interpreter finalised. The loading thread is no daemon now, so exit
     waits for it; this cannot force that race, it checks a process ending mid-load exits 0."""
     pytest.importorskip("fastokens")

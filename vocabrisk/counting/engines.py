@@ -43,7 +43,7 @@ CHECK_CHARS = {True: 1 << 20, False: 1 << 17}  # by whether the reference has th
 # API. Loading and checking fastokens adds about 0.5 s to a scan of a 32k-50k vocabulary; beside tokenizers
 # 0.2x it makes whole scans 3-6x faster from a few MB. Beside 1.0 whole scans were slower with it (0.43-0.56x
 # a plain loop against 0.52-0.68x, 60 MB, gpt2 and a 100k BPE), so `auto` never loads it there (None).
-# Measured: benchmarks/engines.py, docs/PERFORMANCE.md ("Engines").
+# Measured: benchmarks/speed/engines.py, docs/PERFORMANCE.md ("Engines").
 ACCELERATE_FROM: dict[bool, int | None] = {True: None, False: 2 << 20}
 
 # What fastokens 0.3 implements, by component (a Sequence of them is flattened). Measured: it refuses
