@@ -28,7 +28,7 @@ import numpy as np
 from vocabrisk.counting.encoder import Encoded, Engine, FastokensEngine, TokenizersEngine
 from vocabrisk.counting.probes import first_difference, probe_texts
 from vocabrisk.errors import VocabriskError
-from vocabrisk.model.tokenizer import fastokens_version, is_fast_api
+from vocabrisk.model.tokenizer import fastokens_version, is_fast_api, load_tokenizer
 from vocabrisk.model.vocabulary import read_tokenizer_file
 
 ENGINES = ("auto", "tokenizers", "fastokens")
@@ -83,6 +83,7 @@ class CheckedEngine:
         check_chars: int,
         load_after: int = 0,
         background: bool = False,
+        loading: _Loading | None = None,
     ):
         self.reference = reference
         self.accelerator: Engine | None = None  # loaded by `_load`
@@ -90,9 +91,9 @@ class CheckedEngine:
         self.race, self.check_chars, self.load_after, self.background = race, check_chars, load_after, background
         self.note: str | None = None
         self._unavailable = False  # the accelerator could not be loaded (auto, lazily): the reference counts
-        self._loading: _Loading | None = None
+        self._loading = loading  # begun by the caller, or by `_start_loading`
         self.begin()
-        if load_after <= 0:
+        if load_after <= 0 and loading is None:
             self._start_loading()
 
     def _start_loading(self) -> None:
@@ -385,6 +386,34 @@ def load_encoder(
     # In a thread, once the reference has loaded (which finds the bytes a vocabulary lacks, for both): it builds
     # its tables without the GIL while the first documents are read. `check_engine` has refused a tokenizer
     # fastokens lacks a part of; one it then fails to load is an error at the first batch.
+    loading = None
+    if load_after <= 0:  # the reference is loaded in that thread too, first (`_one_heap`)
+        loading, reference_loaded = _one_heap(tokenizer_json, accelerator)
+        reference_loaded.wait()
     reference = TokenizersEngine(tokenizer_json, split_special_tokens)
     race = choice == "auto"
-    return CheckedEngine(reference, accelerator, probes, race, check_chars, load_after, background=True)
+    return CheckedEngine(
+        reference, accelerator, probes, race, check_chars, load_after, background=True, loading=loading
+    )
+
+
+def _one_heap(tokenizer_json: str, accelerator: Callable[[], Engine]) -> tuple[_Loading, threading.Event]:
+    """The reference's tokenizer, then the accelerator, loaded in one thread; the event is set once the reference
+    has loaded (or failed to: the caller loads it again, and reports its error).
+
+    glibc gives each thread a heap (arena) of its own, which cannot reuse what another freed: the accelerator
+    loaded in a thread beside a reference loaded in the caller's took ~55 MB more than both loaded in one, and
+    held a scan beside transformers with a 150k vocabulary at 443 MB (benchmarks/memory/scan.py, PERFORMANCE.md).
+    """
+    reference_loaded = threading.Event()
+
+    def both() -> Engine:
+        try:
+            load_tokenizer(tokenizer_json)
+        except Exception:
+            pass
+        finally:
+            reference_loaded.set()
+        return accelerator()
+
+    return _Loading(both), reference_loaded
