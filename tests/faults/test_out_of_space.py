@@ -83,7 +83,7 @@ def test_a_checkpoint_on_a_full_disk_resumes_into_the_undisturbed_profile(small_
     assert failures > 1  # the disk filled at more than one shard
 
 
-REPORTS = ("json", "junit", "sarif", "markdown", "github")
+REPORTS = ("text", "json", "junit", "sarif", "markdown", "github")  # every --report format
 
 
 def test_a_gate_that_cannot_write_its_reports_leaves_none_of_an_earlier_pass(small_disk, tmp_path):
