@@ -170,7 +170,7 @@ def mixing_advice(summary: Summary, replay: Profile | None = None) -> tuple[list
         replay_shares, source = p.prior, f"prior ({p.prior_source})"
     rows, last = [], None
     for share in MIX_SHARES:
-        what_if = summary.mixed(replay_shares, share, collision)
+        what_if = summary.mixed(replay_shares, share, collision, curve=False)  # its nats at the last step
         last, predicted = what_if.risk, what_if.forecast
         rows.append({"share": share, "risk": last.score, "band": band(last.score), "replay": source,
                      "forecast_nats": predicted.total if predicted.possible else None})  # fmt: skip

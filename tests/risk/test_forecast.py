@@ -271,6 +271,8 @@ def test_mixing_in_the_old_texts_kind_forecasts_less_forgetting():
     mixed = [summary.mixed(replay.shares, share, collision).forecast.total for share in (0.05, 0.25, 0.5)]
     assert summary.forecast.total > mixed[0] > mixed[1] > mixed[2]
     assert summary.mixed(replay.shares, 0.0, collision).forecast.total == pytest.approx(summary.forecast.total)
+    at_last = summary.mixed(replay.shares, 0.25, collision, curve=False).forecast  # what the advice reads
+    assert [p.step for p in at_last.curve] == [PLAN.steps] and at_last.total == mixed[1]  # the same number, exactly
     with pytest.raises(ValueError, match=r"\[0, 1\)"):
         summary.mixed(replay.shares, 1.0)
 

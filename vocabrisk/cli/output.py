@@ -223,12 +223,13 @@ def check_outputs(out: Path | str | None = None, force: bool = False, reports=()
 
 
 def _hold_for_the_command(outputs) -> None:
-    """Lock each output folder against a second command writing it (`vocabrisk.storage.locks`) until this one ends."""
-    from vocabrisk.storage.locks import hold
-
+    """Lock each output folder against a second command writing it (`vocabrisk.storage.locks`) until this one ends.
+    The lock module (and filelock, 25 ms to import) is imported only where there is one to take."""
     ctx = click.get_current_context(silent=True)
     for path, what in outputs:
         if path:
+            from vocabrisk.storage.locks import hold
+
             lock = hold(path, what)
             if ctx is not None:
                 ctx.call_on_close(lock.release)

@@ -65,7 +65,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -400,8 +400,10 @@ def forecast(
     collision: float | None = None,
     width: int | None = None,
     budget: float | None = None,
+    curve: bool = True,
 ) -> Forecast:
-    """The forecast of forgetting for a corpus with these token shares and per-row exposure, along the plan.
+    """The forecast of forgetting for a corpus with these token shares and per-row exposure, along the plan
+    (with `curve` False, at its last step alone: the same numbers there, for a ninth of the head's work).
 
     `old_usage` is the old text's token counts (the prior stands in without them), `collision`
     the corpus's 3-gram Σ f(g)² (`TokenCounts.collision`), `width` the head's hidden size,
@@ -409,6 +411,8 @@ def forecast(
     """
     calibration = calibration or Calibration()
     drive = Drive.of(shares, exposure, prior, plan, corpus_tokens)
+    if not curve:  # every checkpoint's terms are computed apart: the last one's do not need the others
+        drive = replace(drive, steps=drive.steps[-1:], lr_sums=drive.lr_sums[-1:], tokens_seen=drive.tokens_seen[-1:])
     kappa = calibration.kappa_for(width)
     contained = np.asarray(shares) > 0
     heads = drive.head_curve(kappa, contained, old, prior)

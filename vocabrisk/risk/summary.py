@@ -107,13 +107,13 @@ def old_usage(profile: Profile) -> np.ndarray | None:
 
 def _forecast(
     profile: Profile, risk: RiskResult, shares: np.ndarray, calibration: Calibration, collision: float | None,
-    budget: float | None = None,
+    budget: float | None = None, curve: bool = True,
 ) -> Forecast:  # fmt: skip
     """The forecast of a corpus with these token SHARES (the profile's, or a mix's) under RISK's plan."""
     return forecast(
         shares, risk.exposure, risk.prior, profile.old_text, risk.plan, profile.total_tokens, calibration,
         old_usage=old_usage(profile), collision=collision,
-        width=head.hidden if (head := profile.model.get("head")) else None, budget=budget,
+        width=head.hidden if (head := profile.model.get("head")) else None, budget=budget, curve=curve,
     )  # fmt: skip
 
 
@@ -149,9 +149,10 @@ class Summary:
         collision = (profile.repetition or {}).get("collision")
         return cls(profile, risk, _forecast(profile, risk, profile.shares, calibration, collision, budget))
 
-    def mixed(self, replay: np.ndarray, share: float, collision: float | None = None) -> WhatIf:
+    def mixed(self, replay: np.ndarray, share: float, collision: float | None = None, curve: bool = True) -> WhatIf:
         """The risk and forecast had SHARE of the plan's tokens been replay text with token shares REPLAY
         (what `--mix` advises on); COLLISION is the replay's 3-gram Σ f², None for a text too large to repeat.
+        With `curve` False, the forecast is at the plan's last step alone (what the advice reads).
 
         Token distributions add; the corpus's 3-grams and the replay's are taken as disjoint, so
         the mix's Σ f² is (1 - share)² of the corpus's plus share² of the replay's. The plan (its
@@ -163,7 +164,7 @@ class Summary:
         risk = assess(p, self.risk.plan, shares=shares)
         mine = (p.repetition or {}).get("collision")
         mixed = None if mine is None else (1 - share) ** 2 * mine + share**2 * (collision or 0.0)
-        return WhatIf(risk, _forecast(p, risk, shares, self.forecast.calibration, mixed))
+        return WhatIf(risk, _forecast(p, risk, shares, self.forecast.calibration, mixed, curve=curve))
 
     # ---- the columns ----------------------------------------------------------------
     def column(self, name: str) -> np.ndarray | None:
