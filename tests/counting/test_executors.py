@@ -343,3 +343,16 @@ def test_a_job_counts_from_its_tokenizer_file_where_it_is_and_from_a_copy_elsewh
     assert copy.parent == tmp_path / "tmp" / f"vocabrisk-{os.getuid()}" and copy.read_bytes() == demo.read_bytes()
     original.write_text("{}")  # the path now holds another tokenizer
     assert job._tokenizer_file() == copy
+
+
+def test_counters_released_after_a_command_load_again_and_count_the_same(corpus, local_profile):
+    """What `scan` and `gate` do once they have counted (`release_counters`): the process holds no tokenizer,
+    and a later count in it loads one again and counts exactly as before."""
+    from vocabrisk.counting.executors import work
+    from vocabrisk.model import tokenizer
+
+    scan(corpus, "demo")
+    assert work._COUNTERS and tokenizer._TOKENIZERS
+    work.release_counters()
+    assert not work._COUNTERS and not tokenizer._TOKENIZERS and not tokenizer._FASTOKENS
+    assert scan(corpus, "demo").counts == local_profile.counts

@@ -84,6 +84,7 @@ def scan_command(inputs, settings, quiet, checkpoint, resume, hf_datasets, split
     """Profile corpora (files, folders, globs, URLs such as s3://bucket/prefix/, or - for stdin) against
     MODEL's vocabulary and head; a saved profile is read as it was saved."""
     from vocabrisk.advice import advise
+    from vocabrisk.counting.executors.work import release_counters
     from vocabrisk.risk.summary import Summary
 
     inputs = [*inputs, *(input_for(name, split) for name in hf_datasets)]
@@ -96,6 +97,7 @@ def scan_command(inputs, settings, quiet, checkpoint, resume, hf_datasets, split
     settings = replace(settings, progress=progress_bar(quiet or output_format == "json")).ready()
     replay = settings.counts_of(mix, "--mix") if mix else None  # first: a bad --mix fails before the long scan
     profile = settings.profile_of(inputs, checkpoint=checkpoint, resume=resume)
+    release_counters()  # counted all it will: the advice runs without the tokenizers in memory
     if out:
         profile.save(out, force=force)
     summary = Summary.of(profile, plan, budget=budget)
@@ -194,6 +196,7 @@ def gate_command(ctx, inputs, settings, quiet, plan_flags, config_file, out, for
 
 
 def _gate(ctx, inputs, settings, quiet, plan_flags, config_file, out, force, output_format, reports, limits) -> None:
+    from vocabrisk.counting.executors.work import release_counters
     from vocabrisk.gate import evaluate
     from vocabrisk.profile.profile import Profile
     from vocabrisk.report.ci import format_result, render_text
@@ -208,6 +211,7 @@ def _gate(ctx, inputs, settings, quiet, plan_flags, config_file, out, force, out
     baseline = Profile.load(gate.baseline) if gate.baseline else None
     settings = replace(settings, model=gate.model, progress=progress_bar(quiet or output_format != "text"))
     profile = settings.profile_of(inputs)
+    release_counters()
     if out:
         profile.save(out, force=force)
     result = evaluate(Summary.of(profile, plan), gate.thresholds, baseline, inputs=inputs,

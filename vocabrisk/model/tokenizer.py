@@ -145,6 +145,12 @@ def load_fastokens(tokenizer_json: Path | str):
     return _FASTOKENS[digest]
 
 
+def release_tokenizers() -> None:
+    """Forget every tokenizer loaded for counting (both engines'); a later count loads them again."""
+    _TOKENIZERS.clear()
+    _FASTOKENS.clear()
+
+
 def preload_tokenizer(tokenizer_json: Path | str) -> None:
     """Load the file's tokenizer ahead of counting, while this process has nothing else to do. A file
     it cannot load is passed over: counting loads it again, and reports the error there."""

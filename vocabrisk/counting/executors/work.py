@@ -7,8 +7,10 @@ in Ray tasks on other machines. What a worker needs is one `CountJob`, sent once
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import itertools
 import os
+import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -23,6 +25,7 @@ from vocabrisk.counting.executors.pipeline import Gathered, Pieces, in_backgroun
 from vocabrisk.counting.executors.shards import Shard, ShardResult, Unit, UserFailure, strict_error
 from vocabrisk.counting.pieces import CannotCount, LongDocument
 from vocabrisk.errors import VocabriskError
+from vocabrisk.model.tokenizer import release_tokenizers
 from vocabrisk.model.vocabulary import read_tokenizer_file
 from vocabrisk.storage.outputs import write_atomic
 
@@ -72,6 +75,18 @@ class CountJob:
                 if read_tokenizer_file(self.tokenizer_path)[1] == self.tokenizer_digest:
                     return Path(self.tokenizer_path)
         return _materialise(self.tokenizer_json, self.tokenizer_digest)
+
+
+def release_counters() -> None:
+    """Release this process's counters and their tokenizers, and give the memory back to the system, for a
+    command that has counted all it will: the summary and advice that follow then run without them. The two
+    engines beside transformers hold ~220 MB for a 150k vocabulary, which had a scan end at 410-420 MB; a later
+    count loads them again."""
+    _COUNTERS.clear()
+    release_tokenizers()  # freed here rather than at exit: no cost but glibc's trim (10-20 ms)
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):  # glibc's; the pages freed stay mapped without it
+            ctypes.CDLL(None).malloc_trim(0)
 
 
 def _materialise(content: bytes, digest: str) -> Path:
