@@ -76,7 +76,7 @@ def measure(path: Path) -> dict:
     command = [
         sys.executable,
         "-m",
-        "vocabrisk.cli.commands",
+        "vocabrisk.cli",
         "scan",
         str(path),
         "--model",
