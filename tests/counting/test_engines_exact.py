@@ -7,6 +7,7 @@ accelerator (fastokens) is skipped where it is not installed, except in CI, wher
 from __future__ import annotations
 
 import functools
+import gzip
 import importlib.util
 import json
 import os
@@ -355,6 +356,8 @@ def test_auto_loads_the_accelerator_only_for_a_corpus_that_repays_it(monkeypatch
     assert engine_for("auto", limit - 1) == ("tokenizers", 0)
     assert engine_for("auto", limit) == ("auto", 0)
     assert engine_for("auto", None) == ("auto", limit)  # size unknown (stdin, data in memory): once it has that much
+    assert engine_for("auto", 1000, compressed=True) == ("auto", limit)  # a gzip's size: a lower bound of its text
+    assert engine_for("auto", limit, compressed=True) == ("auto", 0)
     assert engine_for("fastokens", 10) == ("fastokens", 0) and engine_for("tokenizers", None) == ("tokenizers", 0)
 
 
@@ -384,6 +387,18 @@ def test_a_corpus_of_unknown_size_loads_the_accelerator_once_it_is_large_enough_
     assert np.array_equal((first + rest).ids, expected.ids)
     engine.begin()
     assert engine._chosen is (reference if disagree else None)  # a new scan is checked again, unless one disagreed
+
+
+def test_a_small_gzip_of_much_text_is_counted_with_the_accelerator(tmp_path, fastokens_installed, monkeypatch):
+    # its size on disk is only a lower bound of its text's: auto loads fastokens once the text has repaid it
+    monkeypatch.setattr(work, "_COUNTERS", {})
+    monkeypatch.setitem(ACCELERATE_FROM, is_fast_api(), 100_000)
+    path = tmp_path / "repeated.txt.gz"
+    path.write_bytes(gzip.compress(b"the cat sat on the mat. " * 20_000))  # 480 kB of text in ~2 kB
+    assert path.stat().st_size < 100_000
+    profile = scan([str(path)], "demo")
+    assert profile.tokenizer["engine"].startswith("fastokens")
+    assert np.array_equal(profile.counts.counts, scan([str(path)], "demo", engine="tokenizers").counts.counts)
 
 
 def test_scanning_data_in_memory_loads_no_accelerator_for_a_small_corpus(monkeypatch):

@@ -100,6 +100,17 @@ def test_any_text_in_any_fragments_counts_as_the_whole(demo_counter, parts, frag
     assert counted_in_pieces(demo_counter, text, fragment, piece_chars) == demo_counter.count([text])
 
 
+def test_pieces_end_near_the_piece_size_however_much_one_read_brings():
+    # the piece, not the read, bounds what an encoder holds at once (0.2x: ~200 bytes a character)
+    text = "the cat sat on the mat. " * 5000  # 120,000 characters, read in fragments of 60 kB
+    data = text.encode()
+    fragments = [data[i : i + 60_000] for i in range(0, len(data), 60_000)]
+    pieces = list(document_pieces(fragments, "doc", "file", lambda *_: "bad", piece_chars=10_000))
+    assert "".join(p.text for p in pieces) == text
+    assert all(9_970 <= len(p.text) <= 10_000 for p in pieces[:-1]) and len(pieces[-1].text) < 20_000
+    assert {p.cut for p in pieces[1:]} == {SPACE}
+
+
 @given(st.text(alphabet=" ab\n", max_size=60))
 def test_a_cut_is_a_single_space_between_two_non_spaces(text):
     cut = cut_point(text)

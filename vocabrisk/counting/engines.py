@@ -341,19 +341,20 @@ def check_engine(choice: str, tokenizer_json: str) -> None:
         raise EngineError(f"--engine fastokens: {why}", hint=FASTOKENS_HINT)
 
 
-def engine_for(choice: str, corpus_bytes: int | None) -> tuple[str, int]:
+def engine_for(choice: str, corpus_bytes: int | None, compressed: bool = False) -> tuple[str, int]:
     """The engine a scan of CORPUS_BYTES (None: not known) asks its workers for, and after how many characters
     of text to load an accelerator: `auto` is `tokenizers` where the corpus is too small to repay loading it
-    (`ACCELERATE_FROM`); where its size is not known (stdin, data in memory), it is loaded once that much
-    text has been counted."""
+    (`ACCELERATE_FROM`); where its size is not known (stdin, data in memory), or only a lower bound of it is
+    (COMPRESSED files, whose text may be 1000 times their size), it is loaded once that much text has been
+    counted."""
     if choice != "auto":
         return choice, 0
     enough = ACCELERATE_FROM[is_fast_api()]
     if enough is None:
         return "tokenizers", 0
-    if corpus_bytes is None:
-        return choice, enough
-    return (choice, 0) if corpus_bytes >= enough else ("tokenizers", 0)
+    if corpus_bytes is not None and corpus_bytes >= enough:
+        return choice, 0
+    return (choice, enough) if corpus_bytes is None or compressed else ("tokenizers", 0)
 
 
 def load_encoder(

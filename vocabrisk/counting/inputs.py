@@ -101,7 +101,7 @@ def count_inputs(
         saved = Checkpoint.open(checkpoint, identity, shards, loaded.vocab.size, resume)
     sizes = [s.size for s in sources]
     known = None if None in sizes else sum(sizes)
-    chosen, after = engine_for(engine, known)
+    chosen, after = engine_for(engine, known, any(s.compression for s in sources))
     job = replace(job, engine=chosen, accelerate_after=after, pool_shards=saved is None)
     if progress:
         progress.start(known, len(sources))
