@@ -55,16 +55,23 @@ def test_the_sketch_is_its_definition(documents, special):
     assert np.array_equal(found, expected)
 
 
-def test_a_long_batch_hashed_in_blocks_is_its_documents_sketches_added():
-    """Blocks of the hash (`_BLOCK`) fall anywhere in a batch: the batch's sketch is still the sum of its
-    documents' own, specials and all."""
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("every", [97, 3])  # special ids sparse (taken back out) or dense (dropped per block)
+def test_a_long_batch_hashed_in_blocks_is_its_documents_sketches_added(monkeypatch, threads, every):
+    """Blocks of the hash (`_BLOCK`, and halves on two threads) fall anywhere in a batch: the batch's sketch is
+    still the sum of its documents' own, specials and all."""
+    monkeypatch.setattr(repeats, "_threads", lambda: threads)
+    pools, pool = [], repeats._pool
+    monkeypatch.setattr(repeats, "_pool", lambda: pools.append(1) or pool())
     rng = np.random.default_rng(7)
     lengths = [0, 1, 2, 3, repeats._BLOCK - 1, repeats._BLOCK + 2, 5, 3 * repeats._BLOCK + 11]
+    assert sum(lengths) // 2 >= repeats._THREADED_FROM  # the batch is hashed in halves where two threads may
     documents = [rng.integers(0, 50_000, n).astype(np.uint32) for n in lengths]
-    documents[5][::97] = 49_999
+    documents[5][::every] = 49_999
     special = np.zeros(50_000, dtype=bool)
     special[49_999] = True
     whole, counted = repeats.sketch(np.concatenate(documents), lengths, special)
+    assert bool(pools) == (threads == 2)
     parts = [repeats.sketch(d, [len(d)], special) for d in documents]
     assert np.array_equal(whole, sum(p[0] for p in parts))
     assert counted == sum(p[1] for p in parts)

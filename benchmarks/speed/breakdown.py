@@ -1,0 +1,131 @@
+"""Where a scan's time goes, beside the plain loop's: each part of counting timed alone, and both whole processes.
+
+    python benchmarks/speed/breakdown.py CORPUS_FOLDER TOKENIZER_DIR [--rounds 3] [--engine auto]
+
+CORPUS_FOLDER is a folder of text files (`engines.py` writes one), TOKENIZER_DIR holds a tokenizer.json. In this
+process, with the corpus read once into memory and cut into the batches the scan encodes (`pooled_batches`),
+each part is timed alone, best of ROUNDS:
+
+- read: the scan's reader over the folder (`pooled_batches`: discovery not included), which runs in a thread
+  of its own beside the engine (so it is not counted in line below), and the plain loop's `read_text` of
+  every file, which the plain loop does in line;
+- load: the engine the scan would choose (`engine_for`), loaded from the file;
+- encode: that engine on every batch;
+- bincount: each batch's counts (one `bincount` of its ids, as the plain loop does);
+- sketch: each batch's 3-gram sketch (`vocabrisk.counting.repeats`).
+
+Then whole fresh processes, start-up included, interleaved for ROUNDS: `plain_count.py` and `vocabrisk scan
+--prior tokenizer --format json -q --out DIR --force` (median seconds); and the imports alone (`import
+tokenizers, numpy` against `import vocabrisk.cli`). What the parts in line do not explain ("the rest":
+discovery, the profile's files and JSON, the forecast, waits on the reader, the engine's threads idle) is the
+scan's median less the start-up, the imports, load, encode, bincount and sketch. Run it on a quiet machine
+(docs/PERFORMANCE.md, "Issue 31").
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+SCAN_FLAGS = ("--prior", "tokenizer", "--format", "json", "-q", "--force")
+
+
+def best(function, rounds: int) -> float:
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def parts(folder: Path, tokenizer_dir: Path, engine: str, rounds: int) -> dict[str, float]:
+    from vocabrisk.corpus import ReadOptions
+    from vocabrisk.corpus.discover import discover
+    from vocabrisk.counting import repeats
+    from vocabrisk.counting.engines import engine_for, load_encoder
+    from vocabrisk.counting.executors.pipeline import Gathered, pooled_batches
+    from vocabrisk.counting.executors.shards import Shard
+
+    options = ReadOptions()
+    sources, _ = discover([str(folder)], options)
+    shards = [Shard(i, s) for i, s in enumerate(sources)]
+    batches = [
+        [d.text for d in item.documents] for item in pooled_batches(shards, options, None) if isinstance(item, Gathered)
+    ]
+    tokenizer = str(tokenizer_dir / "tokenizer.json")
+    chosen, after = engine_for(engine, sum(s.size for s in sources))
+    found: dict[str, float] = {
+        "read (the scan's reader)": best(lambda: list(pooled_batches(shards, options, None)), rounds),
+        "read (plain read_text)": best(
+            lambda: [p.read_text(encoding="utf-8") for p in sorted(folder.iterdir())], rounds
+        ),
+        "load the engine": best(lambda: load_encoder(tokenizer, False, chosen, after), 1),
+    }
+    encoder = load_encoder(tokenizer, False, chosen, after)
+    encoded = [encoder.encode(batch, True) for batch in batches]  # warm: an accelerator's check is done here
+    found[f"encode ({encoder.name})"] = best(lambda: [encoder.encode(batch, True) for batch in batches], rounds)
+    found["bincount"] = best(lambda: [np.bincount(e.ids) for e in encoded], rounds)
+    found["sketch"] = best(lambda: [repeats.sketch(e.ids, e.lengths) for e in encoded], rounds)
+    found["tokens"] = sum(int(e.ids.size) for e in encoded)
+    return found
+
+
+def processes(folder: Path, tokenizer_dir: Path, engine: str, rounds: int) -> dict[str, float]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    flags = ["--model", str(tokenizer_dir), "--engine", engine, *SCAN_FLAGS]
+    with tempfile.TemporaryDirectory(prefix="vocabrisk-breakdown-") as out:
+        commands = {
+            "plain process": [sys.executable, str(HERE / "plain_count.py"), str(folder), str(tokenizer_dir)],
+            "scan process": [sys.executable, "-m", "vocabrisk.cli", "scan", str(folder), *flags, "--out", out],
+            "imports (tokenizers, numpy)": [sys.executable, "-c", "import tokenizers, numpy"],
+            "imports (vocabrisk.cli)": [sys.executable, "-c", "import vocabrisk.cli"],
+        }
+        times: dict[str, list[float]] = {name: [] for name in commands}
+        for round_ in range(rounds):
+            names = list(commands)
+            for name in names[round_ % len(names) :] + names[: round_ % len(names)]:  # each round in another order
+                start = time.perf_counter()
+                subprocess.run(commands[name], env=env, check=True, capture_output=True)
+                times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("folder", type=Path)
+    parser.add_argument("tokenizer_dir", type=Path)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--engine", default="auto", choices=["auto", "tokenizers", "fastokens"])
+    args = parser.parse_args()
+    found = parts(args.folder, args.tokenizer_dir, args.engine, args.rounds)
+    whole = processes(args.folder, args.tokenizer_dir, args.engine, args.rounds)
+    import tokenizers
+
+    tokens = found.pop("tokens")
+    scan, plain = whole["scan process"], whole["plain process"]
+    print(f"{args.folder} ({tokens:,} tokens), {args.tokenizer_dir.name}, tokenizers {tokenizers.__version__}")
+    print(f"whole processes (median of {args.rounds}): scan {scan:.2f} s, plain {plain:.2f} s: "
+          f"the scan runs at {plain / scan:.2f}x the plain loop's speed\n")  # fmt: skip
+    print(f"| part (best of {args.rounds}) | seconds | of the scan |\n|---|---|---|")
+    imports = whole["imports (vocabrisk.cli)"] - whole["imports (tokenizers, numpy)"]
+    counted = {name: seconds for name, seconds in found.items() if not name.startswith("read")}  # in line
+    for name, seconds in [*found.items(), ("vocabrisk's imports, beyond tokenizers and numpy", imports)]:
+        print(f"| {name} | {seconds:.3f} | {seconds / scan:.0%} |")
+    rest = scan - sum(counted.values()) - imports - whole["imports (tokenizers, numpy)"]
+    print(f"| the rest (start-up, discovery, the profile's files, the forecast, hand-offs) | {rest:.3f} | "
+          f"{rest / scan:.0%} |")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
