@@ -1,8 +1,10 @@
 """Where a scan's time goes, beside the plain loop's: each part of counting timed alone, and both whole processes.
 
-    python benchmarks/speed/breakdown.py CORPUS_FOLDER TOKENIZER_DIR [--rounds 3] [--engine auto]
+    python benchmarks/speed/breakdown.py TOKENIZER_DIR --mb 60 [--rounds 3] [--engine auto]
+    python benchmarks/speed/breakdown.py TOKENIZER_DIR --folder CORPUS_FOLDER
 
-CORPUS_FOLDER is a folder of text files (`engines.py` writes one), TOKENIZER_DIR holds a tokenizer.json. In this
+TOKENIZER_DIR holds a tokenizer.json; the corpus is `--mb` MB of 50 kB text files as `engines.py` writes them
+(in a temporary folder), or a folder of text files of your own. In this
 process, with the corpus read once into memory and cut into the batches the scan encodes (`pooled_batches`),
 each part is timed alone, best of ROUNDS:
 
@@ -103,13 +105,21 @@ def processes(folder: Path, tokenizer_dir: Path, engine: str, rounds: int) -> di
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("folder", type=Path)
     parser.add_argument("tokenizer_dir", type=Path)
+    corpus = parser.add_mutually_exclusive_group(required=True)
+    corpus.add_argument("--mb", type=float, help="MB of text to write as engines.py does, in a temporary folder")
+    corpus.add_argument("--folder", type=Path, help="a folder of text files")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--engine", default="auto", choices=["auto", "tokenizers", "fastokens"])
     args = parser.parse_args()
-    found = parts(args.folder, args.tokenizer_dir, args.engine, args.rounds)
-    whole = processes(args.folder, args.tokenizer_dir, args.engine, args.rounds)
+    with tempfile.TemporaryDirectory(prefix="vocabrisk-breakdown-corpus-") as work:
+        if args.folder is None:
+            from engines import write_corpora
+
+            write_corpora(Path(work), args.mb)
+            args.folder = Path(work) / "folder"
+        found = parts(args.folder, args.tokenizer_dir, args.engine, args.rounds)
+        whole = processes(args.folder, args.tokenizer_dir, args.engine, args.rounds)
     import tokenizers
 
     tokens = found.pop("tokens")
