@@ -4,9 +4,9 @@
     python benchmarks/speed/breakdown.py TOKENIZER_DIR --folder CORPUS_FOLDER
 
 TOKENIZER_DIR holds a tokenizer.json; the corpus is `--mb` MB of 50 kB text files as `engines.py` writes them
-(in a temporary folder), or a folder of text files of your own. In this
-process, with the corpus read once into memory and cut into the batches the scan encodes (`pooled_batches`),
-each part is timed alone, best of ROUNDS:
+(in a temporary folder), or a folder of text files of your own. In this process, with the corpus read once
+into memory and cut into the batches the scan encodes (`pooled_batches`), each part is timed alone, best of
+ROUNDS:
 
 - read: the scan's reader over the folder (`pooled_batches`: discovery not included), which runs in a thread
   of its own beside the engine (so it is not counted in line below), and the plain loop's `read_text` of
@@ -16,30 +16,25 @@ each part is timed alone, best of ROUNDS:
 - bincount: each batch's counts (one `bincount` of its ids, as the plain loop does);
 - sketch: each batch's 3-gram sketch (`vocabrisk.counting.repeats`).
 
-Then whole fresh processes, start-up included, interleaved for ROUNDS: `plain_count.py` and `vocabrisk scan
---prior tokenizer --format json -q --out DIR --force` (median seconds); and the imports alone (`import
-tokenizers, numpy` against `import vocabrisk.cli`). What the parts in line do not explain ("the rest":
-discovery, the profile's files and JSON, the forecast, waits on the reader, the engine's threads idle) is the
-scan's median less the start-up, the imports, load, encode, bincount and sketch. Run it on a quiet machine
-(docs/PERFORMANCE.md, "Issue 31").
+Then whole fresh processes, start-up included, interleaved for ROUNDS: the plain loop and the scan engines.py
+times (`plain_count.py`; `vocabrisk scan --prior tokenizer --format json -q --out DIR --force`, its cache
+warmed first), median seconds; and the imports alone (`import tokenizers, numpy` against `import
+vocabrisk.cli`). What the parts in line do not explain ("the rest": discovery, the profile's files and JSON,
+the forecast, waits on the reader, the engine's threads idle) is the scan's median less the start-up, the
+imports, load, encode, bincount and sketch. Run it on a quiet machine (docs/PERFORMANCE.md, "Issue 31").
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-SCAN_FLAGS = ("--prior", "tokenizer", "--format", "json", "-q", "--force")
+from engines import Env, timed, write_corpora
 
 
 def best(function, rounds: int) -> float:
@@ -84,22 +79,25 @@ def parts(folder: Path, tokenizer_dir: Path, engine: str, rounds: int) -> dict[s
 
 
 def processes(folder: Path, tokenizer_dir: Path, engine: str, rounds: int) -> dict[str, float]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    flags = ["--model", str(tokenizer_dir), "--engine", engine, *SCAN_FLAGS]
-    with tempfile.TemporaryDirectory(prefix="vocabrisk-breakdown-") as out:
+    """Median seconds of each whole process, the commands engines.py times (`Env`), interleaved."""
+    with tempfile.TemporaryDirectory(prefix="vocabrisk-breakdown-") as work:
+        env = Env("this", sys.executable, Path(work) / "cache")
+        out = Path(work) / "profile"
         commands = {
-            "plain process": [sys.executable, str(HERE / "plain_count.py"), str(folder), str(tokenizer_dir)],
-            "scan process": [sys.executable, "-m", "vocabrisk.cli", "scan", str(folder), *flags, "--out", out],
+            "plain process": env.plain(folder, tokenizer_dir),
+            "scan process": env.scan(folder, tokenizer_dir, engine, out),
             "imports (tokenizers, numpy)": [sys.executable, "-c", "import tokenizers, numpy"],
             "imports (vocabrisk.cli)": [sys.executable, "-c", "import vocabrisk.cli"],
         }
+        env.run(commands["scan process"])  # the warm cache: the vocabulary's facts, computed once
         times: dict[str, list[float]] = {name: [] for name in commands}
         for round_ in range(rounds):
             names = list(commands)
             for name in names[round_ % len(names) :] + names[: round_ % len(names)]:  # each round in another order
-                start = time.perf_counter()
-                subprocess.run(commands[name], env=env, check=True, capture_output=True)
-                times[name].append(time.perf_counter() - start)
+                seconds, done = timed(env, commands[name])
+                if done.returncode:
+                    raise SystemExit(f"{name} failed: {done.stderr[-500:]}")
+                times[name].append(seconds)
     return {name: statistics.median(values) for name, values in times.items()}
 
 
@@ -114,8 +112,6 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="vocabrisk-breakdown-corpus-") as work:
         if args.folder is None:
-            from engines import write_corpora
-
             write_corpora(Path(work), args.mb)
             args.folder = Path(work) / "folder"
         found = parts(args.folder, args.tokenizer_dir, args.engine, args.rounds)
