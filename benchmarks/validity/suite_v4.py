@@ -108,14 +108,16 @@ def jobs() -> list[dict]:
     return out
 
 
-def build(log) -> Path:
+def build(log, recipes: dict = RECIPES, replays: dict = REPLAY, out: Path = OUT, job_list=None) -> Path:
+    """The suite of RECIPES (REPLAYS among them have the replay role) and its JOB_LIST (`jobs()`) in OUT."""
     from vocabrisk.model.loaded import load_model
 
-    v3.CANDIDATES.update(RECIPES)  # v3's recipe functions read their table; v4 adds its names to it
+    job_list = jobs() if job_list is None else job_list
+    v3.CANDIDATES.update(recipes)  # v3's recipe functions read their table; v4 adds its names to it
     model_folder = v2.smollm2_folder(log)
     loaded = load_model(str(model_folder))
     sources = v3.Sources(loaded)
-    (OUT / "texts").mkdir(parents=True, exist_ok=True)
+    (out / "texts").mkdir(parents=True, exist_ok=True)
     arrays, runs = {}, []
     olds = v3.old_texts()
     for name, docs in olds.items():
@@ -123,9 +125,9 @@ def build(log) -> Path:
         count = len(stream) // v3.REGIME_A.seq_len
         picks = np.unique(np.linspace(0, count - 1, num=v3.REGIME_A.old_windows).round().astype(int))
         arrays[f"old/{name}"] = stream[: count * v3.REGIME_A.seq_len].reshape(count, v3.REGIME_A.seq_len)[picks]
-        data.write_jsonl(OUT / f"old-{name}.jsonl", docs)
+        data.write_jsonl(out / f"old-{name}.jsonl", docs)
     replay = sources.split("en-wikitext2")[1] + sources.split("en-wikitext2")[0][-40:]  # as v3: never in wiki:1ep
-    for name, (recipe, used, epochs) in RECIPES.items():
+    for name, (recipe, used, epochs) in recipes.items():
         docs = v3.candidate(sources, replay, olds["wiki"], name)
         safe = re.sub(r"[^A-Za-z0-9+%.-]", "_", name)
         split = "heldout" if any(s in HELDOUT_SOURCES for s in used) else "design"
@@ -133,12 +135,12 @@ def build(log) -> Path:
         train = v2.encode_all(loaded, docs)
         arrays[f"{safe}/train"] = train
         arrays[f"{safe}/heldout"] = v2.encode_all(loaded, v3.heldout_text(sources, used))
-        data.write_jsonl(OUT / "texts" / f"{safe}.jsonl", docs)
+        data.write_jsonl(out / "texts" / f"{safe}.jsonl", docs)
         runs.append(
             {
                 "name": name,
                 "file": safe,
-                "role": "replay" if name in REPLAY else "candidate",
+                "role": "replay" if name in replays else "candidate",
                 "split": split,
                 "recipe": recipe,
                 "sources": list(used),
@@ -149,7 +151,7 @@ def build(log) -> Path:
             }
         )
         log(f"{name:>44} {split:>8}: {len(train):>8,} tokens, {runs[-1]['epochs']:5.2f} epochs, {len(docs)} docs")
-    np.savez_compressed(OUT / "tokens.npz", **arrays)
+    np.savez_compressed(out / "tokens.npz", **arrays)
     suite = {
         "base": "smollm2",
         "version": 4,
@@ -159,11 +161,11 @@ def build(log) -> Path:
         "plan": asdict(v3.REGIME_A),
         "old": list(olds),
         "runs": runs,
-        "jobs": jobs(),
+        "jobs": job_list,
     }
-    (OUT / "suite.json").write_text(json.dumps(suite, indent=1) + "\n")
-    log(f"suite {suite['fingerprint']}: {len(runs)} runs, {len(suite['jobs'])} jobs -> {OUT}")
-    return OUT
+    (out / "suite.json").write_text(json.dumps(suite, indent=1) + "\n")
+    log(f"suite {suite['fingerprint']}: {len(runs)} runs, {len(suite['jobs'])} jobs -> {out}")
+    return out
 
 
 def main() -> int:

@@ -49,6 +49,16 @@ A model of the mechanism, each step a term that the ablation in docs/VALIDITY.md
    calibration constant; uncalibrated it is 0, so that a forecast never nets forgetting against a
    gain the base model was not measured to have. The total is the head's part plus the body's,
    less the adaptation; it can be negative early in a plan.
+8. **Replay** (the `--mix` what-if): text of the old text's own kind mixed into the plan at share ρ
+   protects the body, because its gradient pulls the shared network back on the contexts it shows,
+   and Adam makes even a small share of a consistent gradient a full-size step. The body's term is
+   the corpus's own (the replay does not make the corpus's lessons transfer further), times
+   `1 - c (1 - e^{-ρ/REPLAY_ONSET})`: protection sets in within a few percent and then saturates at
+   the replay's coverage `c` of the old text, `(B(replay, old) / B(old, old))²`, the squared cosine
+   between the two token distributions' square roots, against what another sample of the old text
+   itself scores (its halves, by document). Wiki replay covers wiki old text at 0.72 and code old
+   text at 0.14 (docs/VALIDITY.md "Replay"); token shares alone (the head's and S's view of the mix)
+   said a fifth to a tenth of the measured reductions.
 
 The forecast is a curve over the plan (`Forecast.curve`): every term at each checkpoint step
 (`checkpoints`), from the Σ lr and tokens seen by then under the plan's schedule. The headline is
@@ -78,6 +88,7 @@ HIDDEN_SCALE = 1.0  # per-coordinate size of the final hidden state; norm gains 
 STARVED_SATURATION = 1.6  # A of φ: the numerical solution of the starved row's Adam walk, fitted by A ln(1 + x/A)
 BODY_RELAXATION = 0.011  # Σ lr over which the body relaxes by 1/e; fitted on the v4 design curves
 ADAPTATION_PACE = 1.5e-4  # Σ lr over which adaptation to plain text reaches 1 - 1/e; v4 design curves
+REPLAY_ONSET = 0.03  # replay share at which its protection reaches 1 - 1/e of its coverage; 13 measured replay runs
 
 
 def checkpoints(steps: int) -> tuple[int, ...]:
@@ -120,19 +131,69 @@ class Body:
         cls, shares: np.ndarray, exposure: np.ndarray, old_usage: np.ndarray, drive: Drive, collision: float | None
     ) -> Body:
         shares, old_usage = np.asarray(shares, dtype=np.float64), np.asarray(old_usage, dtype=np.float64)
-        total = old_usage.sum()
-        q = old_usage / total if total > 0 else old_usage
+        q = distribution(old_usage)
         starved = float(np.dot(q, exposure))
-        alike = float(np.sum(np.sqrt(shares * q)))
+        similar = alike(shares, q)
         seen = np.asarray(drive.tokens_seen, dtype=np.float64)
         repeats = seen * collision if collision is not None else seen / max(drive.corpus_tokens, 1)
         lr_sums, steps = np.asarray(drive.lr_sums), np.asarray(drive.steps, dtype=np.float64)
-        curve = (lr_sums / steps) * -np.expm1(-lr_sums / BODY_RELAXATION) * starved * alike * np.log1p(repeats)
-        return cls(starved, alike, float(repeats[-1]), collision is not None, float(curve[-1]), tuple(curve.tolist()))
+        curve = (lr_sums / steps) * -np.expm1(-lr_sums / BODY_RELAXATION) * starved * similar * np.log1p(repeats)
+        return cls(starved, similar, float(repeats[-1]), collision is not None, float(curve[-1]), tuple(curve.tolist()))
 
     def to_dict(self) -> dict:
         return {"starved_old_share": self.starved, "alike": self.alike, "repeats": self.repeats,
                 "repeats_measured": self.repeats_known}  # fmt: skip
+
+
+def alike(p: np.ndarray, q: np.ndarray) -> float:
+    """The Bhattacharyya coefficient Σ √(p_j q_j) of two token distributions."""
+    return float(np.sum(np.sqrt(np.asarray(p, dtype=np.float64) * np.asarray(q, dtype=np.float64))))
+
+
+def distribution(counts: np.ndarray) -> np.ndarray:
+    counts = np.asarray(counts, dtype=np.float64)
+    total = counts.sum()
+    return counts / total if total > 0 else counts
+
+
+def self_alike(old: OldText | None, rows: int) -> float:
+    """B of one half of the old text against the other (documents in turn; a single document's tokens
+    by halves): what a text of exactly the old text's kind scores at this sample size. 1 without old text."""
+    if old is None or len(old.ids) < 2:
+        return 1.0
+    documents = np.split(old.ids, old.starts[1:-1])
+    if len(documents) >= 2:
+        halves = np.concatenate(documents[0::2]), np.concatenate(documents[1::2])
+    else:
+        halves = old.ids[: len(old.ids) // 2], old.ids[len(old.ids) // 2 :]
+    return alike(*(distribution(np.bincount(h[h < rows], minlength=rows)) for h in halves)) or 1.0
+
+
+@dataclass(frozen=True)
+class Replay:
+    """Term 8: replay text taking SHARE of every step, and how much of the old text it covers."""
+
+    share: float
+    coverage: float  # c: (B(replay, old) / B(old half, other half))², in [0, 1]
+    shares: np.ndarray  # the corpus's own token shares and exposure: what drives the body
+    exposure: np.ndarray
+
+    @classmethod
+    def of(
+        cls, share: float, replay: np.ndarray, old_usage: np.ndarray, old: OldText | None, shares, exposure
+    ) -> Replay:
+        """SHARE of replay text with token shares REPLAY, against the old text (OLD_USAGE its counts)."""
+        kind = alike(distribution(replay), distribution(old_usage)) / self_alike(old, len(old_usage))
+        coverage = min(1.0, kind**2)
+        return cls(share, coverage, np.asarray(shares, dtype=np.float64), np.asarray(exposure, dtype=np.float64))
+
+    @property
+    def protection(self) -> float:
+        """The share of the corpus's body forgetting the replay leaves: 1 - c (1 - e^{-share/REPLAY_ONSET})."""
+        return 1.0 - self.coverage * -math.expm1(-self.share / REPLAY_ONSET)
+
+    def to_dict(self) -> dict:
+        return {"share": self.share, "coverage": self.coverage, "body_kept": self.protection}
 
 
 @dataclass(frozen=True)
@@ -173,6 +234,7 @@ class Forecast:
     ceiling: float = math.inf  # ln(vocabulary): the loss of a uniform guess; no rise of loss can be trusted past it
     curve: tuple[Point, ...] = ()  # the forecast at each checkpoint of the plan; the last is the headline
     budget: float | None = None  # nats the user allows (`--budget`): the curve says where it is crossed
+    replay: Replay | None = None  # the what-if's replay (term 8), None for the corpus as it is
 
     @property
     def total(self) -> float:
@@ -263,6 +325,7 @@ class Forecast:
                 "adaptation": self.calibration.adaptation,
             },
             "terms": self.terms.to_dict(),
+            **({"replay": self.replay.to_dict()} if self.replay else {}),
             "old_text": self.old_text,
             "meaning": "forecast rise of mean next-token loss on the base model's own text, in nats",
             "how_well": HOW_WELL,
@@ -401,13 +464,15 @@ def forecast(
     width: int | None = None,
     budget: float | None = None,
     curve: bool = True,
+    replay: Replay | None = None,
 ) -> Forecast:
     """The forecast of forgetting for a corpus with these token shares and per-row exposure, along the plan
     (with `curve` False, at its last step alone: the same numbers there, for a ninth of the head's work).
 
     `old_usage` is the old text's token counts (the prior stands in without them), `collision`
     the corpus's 3-gram Σ f(g)² (`TokenCounts.collision`), `width` the head's hidden size,
-    `budget` the nats the user allows (where the curve crosses it is reported).
+    `budget` the nats the user allows (where the curve crosses it is reported), `replay` the share of
+    replay text a what-if mixes in (SHARES and EXPOSURE are then the mix's; term 8).
     """
     calibration = calibration or Calibration()
     drive = Drive.of(shares, exposure, prior, plan, corpus_tokens)
@@ -416,8 +481,10 @@ def forecast(
     kappa = calibration.kappa_for(width)
     contained = np.asarray(shares) > 0
     heads = drive.head_curve(kappa, contained, old, prior)
-    terms = Body.of(shares, exposure, prior if old_usage is None else old_usage, drive, collision)
-    bodies = calibration.body_gain * np.asarray(terms.curve)
+    driver = (shares, exposure) if replay is None else (replay.shares, replay.exposure)
+    terms = Body.of(*driver, prior if old_usage is None else old_usage, drive, collision)
+    kept = 1.0 if replay is None else replay.protection
+    bodies = calibration.body_gain * kept * np.asarray(terms.curve)
     adapted = drive.adaptation(calibration.adaptation)
     curve = tuple(
         Point(step, lr, float(h), float(b), float(a))
@@ -442,4 +509,5 @@ def forecast(
         ceiling=math.log(max(len(prior), 2)),
         curve=curve,
         budget=budget,
+        replay=replay,
     )

@@ -20,7 +20,7 @@ import numpy as np
 from vocabrisk.profile.profile import Profile
 from vocabrisk.risk.calibration import Calibration, load_calibration
 from vocabrisk.risk.exposure import RiskResult, assess, never_seen_share, unigram_kl
-from vocabrisk.risk.forecast import Forecast, forecast
+from vocabrisk.risk.forecast import Forecast, Replay, forecast
 from vocabrisk.risk.plan import TrainingPlan
 from vocabrisk.risk.wording import RISK_BANDS, RISK_MEANING, plan_text, trust_text
 
@@ -107,13 +107,15 @@ def old_usage(profile: Profile) -> np.ndarray | None:
 
 def _forecast(
     profile: Profile, risk: RiskResult, shares: np.ndarray, calibration: Calibration, collision: float | None,
-    budget: float | None = None, curve: bool = True,
+    budget: float | None = None, curve: bool = True, replay: Replay | None = None,
 ) -> Forecast:  # fmt: skip
-    """The forecast of a corpus with these token SHARES (the profile's, or a mix's) under RISK's plan."""
+    """The forecast of a corpus with these token SHARES (the profile's, or a mix's with its REPLAY) under RISK's
+    plan."""
     return forecast(
         shares, risk.exposure, risk.prior, profile.old_text, risk.plan, profile.total_tokens, calibration,
         old_usage=old_usage(profile), collision=collision,
         width=head.hidden if (head := profile.model.get("head")) else None, budget=budget, curve=curve,
+        replay=replay,
     )  # fmt: skip
 
 
@@ -154,9 +156,11 @@ class Summary:
         (what `--mix` advises on); COLLISION is the replay's 3-gram Σ f², None for a text too large to repeat.
         With `curve` False, the forecast is at the plan's last step alone (what the advice reads).
 
-        Token distributions add; the corpus's 3-grams and the replay's are taken as disjoint, so
-        the mix's Σ f² is (1 - share)² of the corpus's plus share² of the replay's. The plan (its
-        steps and tokens) and the old text stay: replay takes SHARE of what each step trains on."""
+        Token distributions add (the head's view); the corpus's 3-grams and the replay's are taken as
+        disjoint, so the mix's Σ f² is (1 - share)² of the corpus's plus share² of the replay's. The
+        body's forgetting stays the corpus's, less what the replay protects as far as it is the old
+        text's kind (`forecast.Replay`, term 8). The plan (its steps and tokens) and the old text
+        stay: replay takes SHARE of what each step trains on."""
         if not 0.0 <= share < 1.0:
             raise ValueError(f"a replay share is in [0, 1), not {share}")
         p = self.profile
@@ -164,7 +168,10 @@ class Summary:
         risk = assess(p, self.risk.plan, shares=shares)
         mine = (p.repetition or {}).get("collision")
         mixed = None if mine is None else (1 - share) ** 2 * mine + share**2 * (collision or 0.0)
-        return WhatIf(risk, _forecast(p, risk, shares, self.forecast.calibration, mixed, curve=curve))
+        usage = old_usage(p)
+        usage = risk.prior if usage is None else usage
+        kind = Replay.of(share, replay, usage, p.old_text, p.shares, self.risk.exposure)
+        return WhatIf(risk, _forecast(p, risk, shares, self.forecast.calibration, mixed, curve=curve, replay=kind))
 
     # ---- the columns ----------------------------------------------------------------
     def column(self, name: str) -> np.ndarray | None:
