@@ -114,6 +114,11 @@ def write_jsonl(path: Path, texts: list[str]) -> Path:
     return path
 
 
+def read_jsonl(path: Path) -> list[str]:
+    """The texts `write_jsonl` wrote, in order."""
+    return [json.loads(line)["text"] for line in path.read_text(encoding="utf-8").splitlines()]
+
+
 def gpt2_config(spec: BaseSpec):
     """The benchmark GPT-2's architecture: untied head, no dropout."""
     from transformers import GPT2Config

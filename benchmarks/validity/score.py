@@ -4,6 +4,7 @@
     python benchmarks/validity/score.py --final        # v4 held out, once the forecast is frozen (docs/validity/v4/)
     python benchmarks/validity/score.py --rescore v3   # v3's held-out runs -> docs/validity/v3/rescored.{json,md}
     python benchmarks/validity/score.py --rescore v2   # v2's runs -> docs/validity/v2/rescored-<base>.{json,md}
+    python benchmarks/validity/score.py --replay       # v4's replay supplement -> docs/validity/v4/replay/results.*
 
 Every prediction is recomputed from counts, the head and the plan; the raw runs (`*-runs.jsonl` under
 docs/validity/) never change. v4 (docs/validity/v4/PROTOCOL.md): the v4 suite (`suite_v4.py`), calibrated on
@@ -46,11 +47,13 @@ import data
 import suite_v2 as v2
 import suite_v3 as v3
 import suite_v4 as recipe
+import suite_v4_replay as replay_recipe
 
 from vocabrisk.risk.calibration import DEFAULT_ADAPTATION, FORM
 
 V2, V3, V4 = (data.REPO / "docs" / "validity" / version for version in ("v2", "v3", "v4"))
 V3_RUNS, V4_RUNS = V3 / "smollm2-runs.jsonl", V4 / "smollm2-runs.jsonl"
+V4_REPLAY = V4 / "replay"  # the replay supplement (docs/validity/v4/PROTOCOL-replay.md): its runs and results
 V2_BASES = ("demo", "smollm2")  # the bases v2 has runs of (bench's were never made)
 V2_OLD = "old"  # a v2 suite's one old text (old.jsonl), named as runner.py names it
 WIKI_REPLAY = "wiki"  # the old text replay is measured on (the replay text is its kind)
@@ -143,6 +146,15 @@ class Runs:
         suite = json.loads((recipe.OUT / "suite.json").read_text())
         return cls(log, recipe.OUT, suite, read_log(V4_RUNS), lambda r: r["split"] == split, source=V4_RUNS,
                    model=str(v2.smollm2_gguf()), split=split, probes=v3_probes(),
+                   replay=(WIKI_REPLAY, v3_replay))  # fmt: skip
+
+    @classmethod
+    def v4_replay(cls, log) -> Runs:
+        """The replay supplement's six runs (their 0% points are v4's held-out 1ep runs: `replay_supplement`)."""
+        suite = json.loads((replay_recipe.OUT / "suite.json").read_text())
+        source = V4_REPLAY / "smollm2-runs.jsonl"
+        return cls(log, replay_recipe.OUT, suite, read_log(source), lambda r: True, source=source,
+                   model=str(v2.smollm2_gguf()), split="heldout", probes=v3_probes(),
                    replay=(WIKI_REPLAY, v3_replay))  # fmt: skip
 
     @classmethod
@@ -490,6 +502,53 @@ def replay(runs: Runs, old: str, calibration) -> dict:
     return {"runs": len(rows), "within_x2": sum(r["within_x2"] for r in rows), "per_run": rows}
 
 
+def replay_supplement(log) -> dict:
+    """The replay supplement scored as PROTOCOL-replay.md fixes: each run's reduction from its v4 1ep run, the
+    forecast's from the what-if, per old text (wiki primary), with v4's calibration (v3's 5 probes)."""
+    from vocabrisk.risk.summary import Summary
+
+    mixes, bases = Runs.v4_replay(log), Runs.v4(log, "heldout")
+    results = {"split": "heldout", "suite": mixes.suite["fingerprint"], "old": {}}
+    for old in mixes.suite["old"]:
+        calibration, replay_text = calibrate(bases, old), bases.replay(old)
+        replay_docs = set(v3_replay(bases.loaded))
+        rows = []
+        for n in mixes.names("A", role="replay"):
+            base_name, tail = n.split("+replay")
+            share = float(tail.rstrip("%")) / 100
+            corpus = data.read_jsonl(bases.folder / "texts" / f"{bases.info[base_name]['file']}.jsonl")
+            mixed = data.read_jsonl(mixes.folder / "texts" / f"{mixes.info[n]['file']}.jsonl")
+            own = [d for d in mixed if d not in replay_docs]
+            if own != corpus[: len(own)]:  # the mix's corpus part is the 1ep run's first documents, as in v4
+                raise SystemExit(f"{n}: its corpus part is not the head of {base_name}'s text; rebuild both suites")
+            summary = Summary.of(bases.profiles[base_name, old], bases.plans["A"], calibration)
+            what_if = summary.mixed(replay_text.shares, share, replay_text.repetition["collision"])
+            predicted = summary.forecast.total - what_if.forecast.total
+            measured_base = bases.value(base_name, "A", old, "total")
+            measured = measured_base - mixes.value(n, "A", old, "total")
+            rows.append({"run": n, "share": share, "measured_0%": measured_base, "forecast_0%": summary.forecast.total,
+                         "measured_reduction": measured, "forecast_reduction": predicted,
+                         "coverage": what_if.forecast.replay.coverage, "body_kept": what_if.forecast.replay.protection,
+                         "within_x2": within([predicted], [measured], 2.0)[0]})  # fmt: skip
+        results["old"][old] = {"runs": len(rows), "within_x2": sum(r["within_x2"] for r in rows), "per_run": rows}
+    return results
+
+
+def replay_markdown(results: dict) -> str:
+    """The supplement's results as docs/VALIDITY.md quotes them."""
+    lines = ["# v4 replay supplement: six fresh replay runs against forecast term 8 (v4/PROTOCOL-replay.md)",
+             "", f"Suite {results['suite']}; plan A, seed 0; calibration v4's (v3's 5 probes). Target: within ×2 on "
+             "≥ 5 of 6 (wiki, the replay text's kind)."]  # fmt: skip
+    for old, r in results["old"].items():
+        lines += ["", f"## Old text: {old}", "", f"Forecast reduction within ×2 of the measured on {r['within_x2']} "
+                  f"of {r['runs']}.", "", "| run | measured at 0% | forecast at 0% | measured reduction | forecast "
+                  "reduction | coverage | body kept | within ×2 |", "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+        lines += [f"| {p['run']} | {p['measured_0%']:+.3f} | {p['forecast_0%']:+.3f} | {p['measured_reduction']:+.3f} "
+                  f"| {p['forecast_reduction']:+.3f} | {p['coverage']:.2f} | {p['body_kept']:.2f} "
+                  f"| {'yes' if p['within_x2'] else 'no'} |" for p in r["per_run"]]  # fmt: skip
+    return "\n".join(lines)
+
+
 def markdown(results: dict, title: str = "v4 results: SmolLM2-135M-Instruct", probes: str = "v3's 5 probes",
              note: str = "") -> str:  # fmt: skip
     """The results as docs/VALIDITY.md quotes them, under TITLE (and NOTE), calibrated on PROBES."""
@@ -571,10 +630,18 @@ def main() -> int:
     which.add_argument("--final", action="store_true", help="score v4's held-out runs (after the freeze)")
     which.add_argument("--rescore", choices=("v3", "v2"), help="score that version's committed runs with today's "
                        "forecast, into new files beside them (rescored*.json, .md)")  # fmt: skip
+    which.add_argument("--replay", action="store_true", help="score v4's replay supplement (PROTOCOL-replay.md)")
     args = parser.parse_args()
 
     def log(message: str) -> None:
         print(message, flush=True)
+
+    if args.replay:
+        results = replay_supplement(log)
+        text = replay_markdown(results)
+        print(text)
+        write(V4_REPLAY / "results", results, text)
+        return 0
 
     if args.rescore == "v2":
         missing = [b for b in V2_BASES if not (v2.CACHE / b / "suite.json").exists()]
