@@ -40,6 +40,7 @@ from vocabrisk.counting.executors import work
 from vocabrisk.counting.probes import RECENT_LETTERS, probe_texts
 from vocabrisk.model import load_vocabulary
 from vocabrisk.model.tokenizer import fastokens_version, is_fast_api, tokenizers_version
+from vocabrisk.model.vocabulary import read_tokenizer_file
 from vocabrisk.profile.profile import Profile
 from vocabrisk.risk.summary import Summary
 
@@ -322,6 +323,31 @@ def test_the_check_runs_again_on_each_corpus_and_a_disagreement_sticks(shared_da
     assert engine.name == tokenizers_version() and "the first documents of the scan" in engine.note
     engine.begin()
     assert engine._chosen is engine.reference
+
+
+def test_the_reference_lets_its_tokenizer_go_while_the_accelerator_counts_a_large_scan_alone_and_checks_the_next(
+    shared_data, fastokens_installed, monkeypatch
+):
+    from vocabrisk.model import tokenizer
+
+    monkeypatch.setattr(engines, "RELEASE_REFERENCE_AFTER", 5_000_000)
+    path = str(tokenizer_json(shared_data, CHECKED))
+    engine = load_encoder(path, False, "fastokens")
+    documents = corpus_documents(shared_data)
+    expected = TokenizersEngine(path, False).encode(documents, True)
+    long = ["a plain document " * 1000] * 200  # past the check: 3.4 MB, the accelerator counts alone from here
+    engine.encode(long, True)
+    assert engine._chosen is engine.accelerator and engine.reference.loaded  # under 5 MB alone: kept
+    engine.encode(long, True)
+    digest = read_tokenizer_file(path)[1]
+    assert not engine.reference.loaded and digest not in tokenizer._TOKENIZERS  # past 5 MB alone: let go
+    assert tokenizer.lacking_bytes(path) == ()  # what counting reads of it stays known without a load
+    found = engine.encode(documents, True)  # the accelerator, alone, still counts exactly
+    assert np.array_equal(found.ids, expected.ids) and np.array_equal(found.bounds, expected.bounds)
+    engine.begin()  # a new scan: the reference loads again to check the accelerator on its first documents
+    again = engine.encode(documents, True)
+    assert engine.reference.loaded and np.array_equal(again.ids, expected.ids)
+    assert engine._checked > 0 and engine.note is None  # checked on them, and agreeing
 
 
 class Slow:

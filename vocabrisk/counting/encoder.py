@@ -15,7 +15,14 @@ from typing import Protocol
 
 import numpy as np
 
-from vocabrisk.model.tokenizer import fastokens_version, is_fast_api, load_fastokens, load_tokenizer, tokenizers_version
+from vocabrisk.model.tokenizer import (
+    fastokens_version,
+    is_fast_api,
+    load_fastokens,
+    load_tokenizer,
+    release_tokenizer,
+    tokenizers_version,
+)
 
 
 @dataclass(frozen=True)
@@ -55,21 +62,35 @@ class Engine(Protocol):
 
 
 class TokenizersEngine:
-    """The reference: Hugging Face `tokenizers`, on either API, with truncation and padding off."""
+    """The reference: Hugging Face `tokenizers`, on either API, with truncation and padding off. `release` lets
+    its tokenizer go while another engine counts; the next `encode` loads it again."""
 
     def __init__(self, tokenizer_json: str, split_special_tokens: bool):
         self.name = tokenizers_version()
-        self._tokenizer = tokenizer = load_tokenizer(tokenizer_json)
-        self._split = split_special_tokens
-        self._fast = is_fast_api()
+        self._path, self._split, self._fast = tokenizer_json, split_special_tokens, is_fast_api()
+        self._load()
+
+    def _load(self):
+        self._tokenizer = tokenizer = load_tokenizer(self._path)
         if not self._fast:
             tokenizer.no_truncation()
             tokenizer.no_padding()
             self._encode_batch = getattr(tokenizer, "encode_batch_fast", tokenizer.encode_batch)  # _fast: 0.20.1+
+        return tokenizer
+
+    def release(self) -> None:
+        """Let the tokenizer go (`vocabrisk.model.tokenizer.release_tokenizer`) until the next `encode`."""
+        self._tokenizer = self._encode_batch = None
+        release_tokenizer(self._path)
+
+    @property
+    def loaded(self) -> bool:
+        return self._tokenizer is not None
 
     def encode(self, texts: list[str], add_special_tokens: bool) -> Encoded:
+        tokenizer = self._load() if self._tokenizer is None else self._tokenizer
         if self._fast:
-            found = self._tokenizer.encode_batch(
+            found = tokenizer.encode_batch(
                 texts,
                 add_special_tokens=add_special_tokens,
                 encode_special_tokens=self._split,
@@ -77,7 +98,7 @@ class TokenizersEngine:
                 padding=None,
             )
             return Encoded.of([e.ids_array for e in found])
-        self._tokenizer.encode_special_tokens = self._split  # set per call: every engine of the process shares it
+        tokenizer.encode_special_tokens = self._split  # set per call: every engine of the process shares it
         return Encoded.of([e.ids for e in self._encode_batch(texts, add_special_tokens=add_special_tokens)])
 
 

@@ -45,6 +45,12 @@ CHECK_CHARS = {True: 1 << 20, False: 1 << 17}  # by whether the reference has th
 # a plain loop against 0.52-0.68x, 60 MB, gpt2 and a 100k BPE), so `auto` never loads it there (None).
 # Measured: benchmarks/speed/engines.py, docs/PERFORMANCE.md ("Engines").
 ACCELERATE_FROM: dict[bool, int | None] = {True: None, False: 2 << 20}
+# Text the accelerator counts alone in one scan before the reference's tokenizer is let go until the next scan
+# checks it again: ~100 MB at a 150k vocabulary, held beside fastokens' word cache, which grows fastest over a
+# scan's first MBs. A 150k scan of 600 MB beside transformers with another thread awake (a progress display,
+# a sampler) peaked at 462-466 MB holding both; letting go after 8 MB, 388 MB (60 MB: 400 -> 384). Loading it
+# again costs 0.26 s at 150k, 0.07 s for gpt2 (tokenizers 0.23), paid by each later scan of a `rank` past 8 MB.
+RELEASE_REFERENCE_AFTER = 8 << 20
 
 # What fastokens 0.3 implements, by component (a Sequence of them is flattened). Measured: it refuses
 # the others itself (BertNormalizer, Precompiled, NFKC, Metaspace, WordPiece, Unigram, ...).
@@ -118,11 +124,16 @@ class CheckedEngine:
         self._checked = 0  # characters of this scan's text both engines have encoded
         self._seconds = [0.0, 0.0]  # the reference's and the accelerator's time on them
         self._seen = 0  # characters of this scan's text encoded
+        self._alone = 0  # characters the accelerator has counted alone in this scan
         self._kept: list[tuple[list[str], bool, Encoded, float]] = []  # its first documents, while not loaded
         self._kept_chars = 0
 
     def encode(self, texts: list[str], add_special_tokens: bool) -> Encoded:
         if self._chosen is not None:
+            if self._chosen is self.accelerator and self._alone < RELEASE_REFERENCE_AFTER:
+                self._alone += sum(map(len, texts))
+                if self._alone >= RELEASE_REFERENCE_AFTER and isinstance(self.reference, TokenizersEngine):
+                    self.reference.release()  # encodes again, loading it, where `begin` checks the next scan
             return self._chosen.encode(texts, add_special_tokens)
         if self.accelerator is None:
             return self._before_loading(texts, add_special_tokens)

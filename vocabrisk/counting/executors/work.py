@@ -7,10 +7,8 @@ in Ray tasks on other machines. What a worker needs is one `CountJob`, sent once
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import itertools
 import os
-import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -25,7 +23,7 @@ from vocabrisk.counting.executors.pipeline import Gathered, Pieces, in_backgroun
 from vocabrisk.counting.executors.shards import Shard, ShardResult, Unit, UserFailure, strict_error
 from vocabrisk.counting.pieces import CannotCount, LongDocument
 from vocabrisk.errors import VocabriskError
-from vocabrisk.model.tokenizer import release_tokenizers
+from vocabrisk.model.tokenizer import give_back_memory, release_tokenizers
 from vocabrisk.model.vocabulary import read_tokenizer_file
 from vocabrisk.storage.outputs import write_atomic
 
@@ -84,9 +82,7 @@ def release_counters() -> None:
     count loads them again."""
     _COUNTERS.clear()
     release_tokenizers()  # freed here rather than at exit: no cost but glibc's trim (10-20 ms)
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):  # glibc's; the pages freed stay mapped without it
-            ctypes.CDLL(None).malloc_trim(0)
+    give_back_memory()
 
 
 def _materialise(content: bytes, digest: str) -> Path:
