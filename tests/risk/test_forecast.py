@@ -18,7 +18,17 @@ from vocabrisk.prior.old_text import OldText
 from vocabrisk.profile.profile import Profile
 from vocabrisk.risk.calibration import Calibration, ProbeRun, fit, leave_one_out, load_calibration, save_calibration
 from vocabrisk.risk.exposure import exposure
-from vocabrisk.risk.forecast import Drive, checkpoints, competition, forecast, push, saturate
+from vocabrisk.risk.forecast import (
+    REPLAY_ONSET,
+    Drive,
+    Replay,
+    checkpoints,
+    competition,
+    forecast,
+    push,
+    saturate,
+    self_alike,
+)
 from vocabrisk.risk.plan import TrainingPlan
 from vocabrisk.risk.summary import Summary
 
@@ -275,6 +285,44 @@ def test_mixing_in_the_old_texts_kind_forecasts_less_forgetting():
     assert [p.step for p in at_last.curve] == [PLAN.steps] and at_last.total == mixed[1]  # the same number, exactly
     with pytest.raises(ValueError, match=r"\[0, 1\)"):
         summary.mixed(replay.shares, 1.0)
+
+
+def test_replay_of_the_old_texts_kind_protects_the_body_at_once_and_then_saturates():
+    reference = [str(SAMPLES / "english-prose")]
+    summary = Summary.of(scan([str(SAMPLES / "python-code.jsonl")], "demo", reference=reference), PLAN)
+    own_kind, other_kind = scan(reference, "demo"), scan([str(SAMPLES / "korean-notes.txt")], "demo")
+    bodies = {}
+    for name, replay in (("own", own_kind), ("other", other_kind)):
+        for share in (0.05, 0.25):
+            made = summary.mixed(replay.shares, share, replay.repetition["collision"]).forecast
+            bodies[name, share] = made.body
+            assert made.to_dict()["replay"] == {"share": share, "coverage": made.replay.coverage,
+                                                "body_kept": made.replay.protection}  # fmt: skip
+    body = summary.forecast.body
+    assert summary.forecast.replay is None and "replay" not in summary.forecast.to_dict()
+    # the reference is the old text itself: it covers it (to sampling noise), and 5% takes most of what 25% takes
+    own = summary.mixed(own_kind.shares, 0.05).forecast.replay
+    assert own.coverage > 0.9
+    assert body - bodies["own", 0.05] > 2 * (bodies["own", 0.05] - bodies["own", 0.25]) > 0
+    # Korean notes share little with English prose: the same shares protect much less
+    assert summary.mixed(other_kind.shares, 0.05).forecast.replay.coverage < 0.3
+    assert body - bodies["other", 0.25] < 0.5 * (body - bodies["own", 0.25])
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.floats(0.0, 0.99), st.floats(0.0, 1.0))
+def test_replay_keeps_between_one_minus_its_coverage_and_all_of_the_body(share, coverage):
+    kept = Replay(share, coverage, np.zeros(3), np.zeros(3)).protection
+    assert 1.0 - coverage - 1e-12 <= kept <= 1.0
+    assert kept == pytest.approx(1.0 - coverage * (1.0 - math.exp(-share / REPLAY_ONSET)))
+    assert Replay(0.0, coverage, np.zeros(3), np.zeros(3)).protection == 1.0
+
+
+def test_an_old_text_of_two_equal_halves_is_wholly_its_own_kind():
+    halves = OldText.of([np.array([1, 2, 3, 3]), np.array([1, 2, 3, 3])])
+    assert self_alike(halves, 5) == pytest.approx(1.0)
+    assert self_alike(OldText.of([np.array([1, 1, 2, 2])]), 5) == pytest.approx(0.0)  # one document, split: no overlap
+    assert self_alike(None, 5) == 1.0
 
 
 def test_leave_one_out_forecasts_each_source_from_the_others_fit():

@@ -166,7 +166,7 @@ def self_alike(old: OldText | None, rows: int) -> float:
         halves = np.concatenate(documents[0::2]), np.concatenate(documents[1::2])
     else:
         halves = old.ids[: len(old.ids) // 2], old.ids[len(old.ids) // 2 :]
-    return alike(*(distribution(np.bincount(h[h < rows], minlength=rows)) for h in halves)) or 1.0
+    return alike(*(distribution(np.bincount(h[h < rows], minlength=rows)) for h in halves))
 
 
 @dataclass(frozen=True)
@@ -183,8 +183,8 @@ class Replay:
         cls, share: float, replay: np.ndarray, old_usage: np.ndarray, old: OldText | None, shares, exposure
     ) -> Replay:
         """SHARE of replay text with token shares REPLAY, against the old text (OLD_USAGE its counts)."""
-        kind = alike(distribution(replay), distribution(old_usage)) / self_alike(old, len(old_usage))
-        coverage = min(1.0, kind**2)
+        between, own = alike(distribution(replay), distribution(old_usage)), self_alike(old, len(old_usage))
+        coverage = min(1.0, (between / own) ** 2) if own > 0 else float(between > 0)
         return cls(share, coverage, np.asarray(shares, dtype=np.float64), np.asarray(exposure, dtype=np.float64))
 
     @property
