@@ -89,7 +89,8 @@ def test_a_flat_mixing_curve_says_what_it_mixes_and_why(tmp_path):
     advice = advise(summary, replay)
     assert len({round(m["risk"], 9) for m in advice.mixing}) == 1
     assert f"mixing in replay: {corpus}" in advice.mixing_note
-    assert "flat from 0.1% on" in advice.mixing_note and "100% of what is left" in advice.mixing_note
+    assert "risk is flat from 0.1% on" in advice.mixing_note and "100% of what is left" in advice.mixing_note
+    assert "forecast still falls" not in advice.mixing_note  # itself as replay: no other kind to protect with
     sloped = advise(summary)  # the demo model's reference text does feed the starved rows
     assert sloped.mixing[0]["risk"] > sloped.mixing[-1]["risk"] and "flat from 0.1%" not in sloped.mixing_note
 

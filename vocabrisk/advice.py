@@ -187,11 +187,18 @@ def _mixing_note(summary: Summary, rows: list[dict], replay_shares: np.ndarray, 
     share = rows[flat_from]["share"]
     per_step = share * summary.risk.plan.tokens_per_step
     unfed = float(last.contribution[replay_shares <= 0].sum()) / last.score if last.score > 0 else 0.0
-    return (
-        f"{note}. The curve is flat from {share:.1%} on ({per_step:,.0f} replay tokens per step): by then the "
+    said = (
+        f"{note}. The risk is flat from {share:.1%} on ({per_step:,.0f} replay tokens per step): by then the "
         f"replay feeds, within Adam's memory, every row it holds; {unfed:.0%} of what is left sits on rows the "
         "replay text never shows, which no share of it can feed"
     )
+    start, end = rows[flat_from]["forecast_nats"], rows[-1]["forecast_nats"]
+    if start is not None and end is not None and start - end > FLAT * max(abs(start), 1e-12):
+        said += (
+            f". The forecast still falls past it ({start:+.3f} to {end:+.3f} nats): replay also protects the "
+            "body, as far as it is the old text's kind"
+        )
+    return said
 
 
 def advise(summary: Summary, replay: Profile | None = None) -> Advice:
