@@ -54,13 +54,11 @@ A model of the mechanism, each step a term that the ablation in docs/VALIDITY.md
    and Adam makes even a small share of a consistent gradient a full-size step. The body's term is
    the corpus's own (the replay does not make the corpus's lessons transfer further), times
    `1 - c (1 - e^{-ρ/REPLAY_ONSET})`: protection sets in within a few percent and then saturates at
-   the replay's coverage `c` of the old text. A text x covers it by `k(x) = (B(x, old) / B(old, old))²`,
-   the squared cosine between the two token distributions' square roots, against what another sample
-   of the old text itself scores (its halves, by document); `c` is what the replay adds to the corpus's
-   own, `(k(replay) - k(corpus)) / (1 - k(corpus))`, so that a corpus mixed with itself is protected by
-   nothing. Wiki replay covers wiki old text at k 0.72 and code old text at 0.14 (docs/VALIDITY.md
-   "Replay"); token shares alone (the head's and S's view of the mix) said a fifth to a tenth of the
-   measured reductions.
+   the replay's coverage `c` of the old text, `(B(replay, old) / B(old, old))²`, the squared cosine
+   between the two token distributions' square roots, against what another sample of the old text
+   itself scores (its halves, by document). Wiki replay covers wiki old text at 0.72 and code old
+   text at 0.14 (docs/VALIDITY.md "Replay"); token shares alone (the head's and S's view of the mix)
+   said a fifth to a tenth of the measured reductions.
 
 The forecast is a curve over the plan (`Forecast.curve`): every term at each checkpoint step
 (`checkpoints`), from the Σ lr and tokens seen by then under the plan's schedule. The headline is
@@ -176,7 +174,7 @@ class Replay:
     """Term 8: replay text taking SHARE of every step, and how much of the old text it covers."""
 
     share: float
-    coverage: float  # c: what (B(x, old) / B(old half, other half))² the replay adds to the corpus's, in [0, 1]
+    coverage: float  # c: (B(replay, old) / B(old half, other half))², in [0, 1]
     shares: np.ndarray  # the corpus's own token shares and exposure: what drives the body
     exposure: np.ndarray
 
@@ -185,15 +183,8 @@ class Replay:
         cls, share: float, replay: np.ndarray, old_usage: np.ndarray, old: OldText | None, shares, exposure
     ) -> Replay:
         """SHARE of replay text with token shares REPLAY, against the old text (OLD_USAGE its counts)."""
-        q, own = distribution(old_usage), self_alike(old, len(old_usage))
-
-        def covers(p: np.ndarray) -> float:
-            between = alike(distribution(p), q)
-            return min(1.0, (between / own) ** 2) if own > 0 else float(between > 0)
-
-        # What the replay adds to what the corpus covers itself: a corpus mixed with itself is protected by nothing.
-        corpus = covers(shares)
-        coverage = max(0.0, covers(replay) - corpus) / (1.0 - corpus) if corpus < 1.0 else 0.0
+        between, own = alike(distribution(replay), distribution(old_usage)), self_alike(old, len(old_usage))
+        coverage = min(1.0, (between / own) ** 2) if own > 0 else float(between > 0)
         return cls(share, coverage, np.asarray(shares, dtype=np.float64), np.asarray(exposure, dtype=np.float64))
 
     @property
