@@ -66,9 +66,7 @@ def assess(profile: Profile, plan: TrainingPlan, shares: np.ndarray | None = Non
     """Risk of fine-tuning on the profiled corpus (or on `shares`, a what-if token distribution)."""
     plan = plan.resolve(profile.total_tokens)
     coverable = profile.coverable
-    weights = np.where(coverable, profile.prior, 0.0)
-    total = weights.sum()
-    weights = weights / total if total > 0 else weights
+    weights = distribution(np.where(coverable, profile.prior, 0.0))
     row_exposure = np.where(coverable, exposure(profile.shares if shares is None else shares, plan), 0.0)
     contribution = weights * row_exposure
     score = float(contribution.sum())
@@ -82,6 +80,13 @@ def assess(profile: Profile, plan: TrainingPlan, shares: np.ndarray | None = Non
         plan=plan,
         prior_source=profile.prior_source,
     )
+
+
+def distribution(counts: np.ndarray) -> np.ndarray:
+    """Counts (or weights) as shares summing to 1; all zeros stay zeros."""
+    counts = np.asarray(counts, dtype=np.float64)
+    total = counts.sum()
+    return counts / total if total > 0 else counts
 
 
 def never_seen_share(profile: Profile) -> float:

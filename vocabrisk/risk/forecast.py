@@ -81,6 +81,7 @@ import numpy as np
 
 from vocabrisk.prior.old_text import OldText
 from vocabrisk.risk.calibration import Calibration
+from vocabrisk.risk.exposure import distribution
 from vocabrisk.risk.wording import HOW_WELL
 
 MAX_SHIFT = 30.0  # nats; a larger predicted logit change means "gone" and would only overflow
@@ -150,12 +151,6 @@ def alike(p: np.ndarray, q: np.ndarray) -> float:
     return float(np.sum(np.sqrt(np.asarray(p, dtype=np.float64) * np.asarray(q, dtype=np.float64))))
 
 
-def distribution(counts: np.ndarray) -> np.ndarray:
-    counts = np.asarray(counts, dtype=np.float64)
-    total = counts.sum()
-    return counts / total if total > 0 else counts
-
-
 def self_alike(old: OldText | None, rows: int) -> float:
     """B of one half of the old text against the other (documents in turn; a single document's tokens
     by halves): what a text of exactly the old text's kind scores at this sample size. 1 without old text."""
@@ -179,11 +174,10 @@ class Replay:
     exposure: np.ndarray
 
     @classmethod
-    def of(
-        cls, share: float, replay: np.ndarray, old_usage: np.ndarray, old: OldText | None, shares, exposure
-    ) -> Replay:
-        """SHARE of replay text with token shares REPLAY, against the old text (OLD_USAGE its counts)."""
-        between, own = alike(distribution(replay), distribution(old_usage)), self_alike(old, len(old_usage))
+    def of(cls, share: float, replay: np.ndarray, old_usage: np.ndarray, own: float, shares, exposure) -> Replay:
+        """SHARE of replay text with token shares REPLAY, against the old text (OLD_USAGE its counts, OWN
+        what its halves score, `self_alike`: the same for every share and replay, so computed once)."""
+        between = alike(distribution(replay), distribution(old_usage))
         coverage = min(1.0, (between / own) ** 2) if own > 0 else float(between > 0)
         return cls(share, coverage, np.asarray(shares, dtype=np.float64), np.asarray(exposure, dtype=np.float64))
 

@@ -20,7 +20,7 @@ import numpy as np
 from vocabrisk.profile.profile import Profile
 from vocabrisk.risk.calibration import Calibration, load_calibration
 from vocabrisk.risk.exposure import RiskResult, assess, never_seen_share, unigram_kl
-from vocabrisk.risk.forecast import Forecast, Replay, forecast
+from vocabrisk.risk.forecast import Forecast, Replay, forecast, self_alike
 from vocabrisk.risk.plan import TrainingPlan
 from vocabrisk.risk.wording import RISK_BANDS, RISK_MEANING, plan_text, trust_text
 
@@ -170,8 +170,13 @@ class Summary:
         mixed = None if mine is None else (1 - share) ** 2 * mine + share**2 * (collision or 0.0)
         usage = old_usage(p)
         usage = risk.prior if usage is None else usage
-        kind = Replay.of(share, replay, usage, p.old_text, p.shares, self.risk.exposure)
+        kind = Replay.of(share, replay, usage, self._self_alike, p.shares, self.risk.exposure)
         return WhatIf(risk, _forecast(p, risk, shares, self.forecast.calibration, mixed, curve=curve, replay=kind))
+
+    @cached_property
+    def _self_alike(self) -> float:
+        """What the old text's halves score against each other (term 8's yardstick), once per summary."""
+        return self_alike(self.profile.old_text, len(self.risk.prior))
 
     # ---- the columns ----------------------------------------------------------------
     def column(self, name: str) -> np.ndarray | None:
