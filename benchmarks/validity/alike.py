@@ -1,0 +1,127 @@
+"""A design probe of B, the body's "how alike" (docs/validity/v4/PROTOCOL-alike.md): seen runs only.
+
+    python benchmarks/validity/alike.py   # -> docs/validity/v4/alike.txt
+
+Each candidate replaces B in the landed body term S · B · ln(1 + R); the head and the adaptation stay as
+landed (the width rule's kappa, SmolLM2's adaptation), and the body's gain is refitted per candidate as the
+landed one was: the median over v3's plan-A candidates of (measured total - head + adaptation) / term.
+Spearman with the measured body (total - head-only) and total, per old text, on v3's 41 candidates (design)
+and v4's 16 (held out once, seen since). Texts are tokenized document by document as the scan does
+(no special tokens), so 2-grams never cross a document.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+from scipy.stats import spearmanr
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import score
+
+OUT = score.v2.data.REPO / "docs" / "validity" / "v4" / "alike.txt"
+
+
+def documents(path: Path, tokenizer) -> list[np.ndarray]:
+    texts = [json.loads(line)["text"] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [np.asarray(e.ids, dtype=np.int64) for e in tokenizer.encode_batch(texts, add_special_tokens=False)]
+
+
+def coefficient(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> float:
+    """Σ √(p q) of two distributions given as (sorted keys, counts)."""
+    _, i, j = np.intersect1d(a[0], b[0], assume_unique=True, return_indices=True)
+    return float(np.sum(np.sqrt(a[1][i] / a[1].sum() * b[1][j] / b[1].sum())))
+
+
+def grams(docs: list[np.ndarray], n: int, vocab: int, keep: np.ndarray | None = None):
+    """The (keys, counts) of the n-grams inside each document (of KEEP tokens only, where given)."""
+    keys = []
+    for d in docs:
+        if keep is not None:
+            d = d[keep[d]]
+        if len(d) >= n:
+            k = d[: len(d) - n + 1].copy()
+            for step in range(1, n):
+                k = k * vocab + d[step : len(d) - n + 1 + step]
+            keys.append(k)
+    keys, counts = np.unique(np.concatenate(keys), return_counts=True)
+    return keys, counts.astype(np.float64)
+
+
+def spearman(x, y) -> float:
+    return float(spearmanr(x, y).statistic)
+
+
+def main() -> int:
+    from tokenizers import Tokenizer
+
+    from vocabrisk.risk.calibration import Calibration
+    from vocabrisk.risk.summary import Summary
+
+    lines = []
+
+    def say(text: str = "") -> None:
+        print(text, flush=True)
+        lines.append(text)
+
+    sets = {"v3 (design)": score.Runs.v3(print), "v4 (held out once, seen)": score.Runs.v4(print, "heldout")}
+    first = next(iter(sets.values()))
+    tokenizer = Tokenizer.from_file(str(first.loaded.files.tokenizer_json))
+    vocab = tokenizer.get_vocab_size()
+    content = np.array([any(ch.isalpha() for ch in tokenizer.decode([i])) for i in range(vocab)])
+    calibration = Calibration(adaptation=score.SMOLLM2_ADAPTATION)
+    olds = first.suite["old"]
+    old_docs = {o: documents(score.reference(first.folder, o), tokenizer) for o in olds}
+    old_stats = {o: (grams(d, 1, vocab), grams(d, 2, vocab), grams(d, 1, vocab, content)) for o, d in old_docs.items()}
+
+    cases = {}  # (set, old) -> list of dicts
+    for label, runs in sets.items():
+        names = runs.names("A")
+        for name in names:
+            docs = documents(runs.folder / "texts" / f"{runs.info[name]['file']}.jsonl", tokenizer)
+            mine = grams(docs, 1, vocab), grams(docs, 2, vocab), grams(docs, 1, vocab, content)
+            for old in olds:
+                f = Summary.of(runs.profiles[name, old], runs.plans["A"], calibration).forecast
+                b1, b2, bc = (coefficient(m, o) for m, o in zip(mine, old_stats[old], strict=True))
+                cases.setdefault((label, old), []).append({
+                    "name": name, "head": f.head, "adaptation": f.adaptation, "unit": f.terms.unit,
+                    "landed_B": f.terms.alike, "B": b1, "B2": b2, "Bc": bc,
+                    "total": runs.value(name, "A", old, "total"), "head_only": runs.value(name, "A", old, "head_only"),
+                })  # fmt: skip
+    candidates = {
+        "B": lambda c: c["landed_B"],
+        "B2": lambda c: c["B2"],
+        "Bc": lambda c: c["Bc"],
+        "B²": lambda c: c["landed_B"] ** 2,
+    }
+    say("# Output of benchmarks/validity/alike.py (docs/validity/v4/PROTOCOL-alike.md): seen runs only, design")
+    say(f"content tokens (text holds a letter): {int(content.sum())} of {vocab}")
+    say("check: B recomputed from the texts against the landed profile's B, largest difference "
+        f"{max(abs(c['B'] - c['landed_B']) for cs in cases.values() for c in cs):.3f}")  # fmt: skip
+    design = [c for (label, _), cs in cases.items() if label.startswith("v3") for c in cs]
+    for key, term in candidates.items():
+        unit = lambda c, term=term: c["unit"] * term(c) / c["landed_B"] if c["landed_B"] > 0 else 0.0  # noqa: E731
+        gain = float(np.median([(c["total"] - c["head"] + c["adaptation"]) / unit(c) for c in design if unit(c) > 0]))
+        say(f"\n{key}: body gain {gain:.4g}; Spearman with the measured body / total")
+        for (label, old), cs in cases.items():
+            x = [term(c) * c["unit"] / c["landed_B"] for c in cs]
+            body = [c["total"] - c["head_only"] for c in cs]
+            total = [c["head"] + gain * unit(c) - c["adaptation"] for c in cs]
+            say(f"  {label:>26} {old:>4} ({len(cs)}): {spearman(x, body):+.2f} / "
+                f"{spearman(total, [c['total'] for c in cs]):+.2f}")  # fmt: skip
+    say("\nper corpus (v4, seen): measured body, B, B2, Bc")
+    for (label, old), cs in cases.items():
+        if label.startswith("v4"):
+            for c in sorted(cs, key=lambda c: c["total"] - c["head_only"]):
+                say(f"  {old:>4} {c['name']:>46} {c['total'] - c['head_only']:+.3f}  "
+                    f"{c['landed_B']:.3f} {c['B2']:.3f} {c['Bc']:.3f}")  # fmt: skip
+    OUT.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
