@@ -97,6 +97,7 @@ def main() -> int:
         "B2": lambda c: c["B2"],
         "Bc": lambda c: c["Bc"],
         "B²": lambda c: c["landed_B"] ** 2,
+        "√B": lambda c: c["landed_B"] ** 0.5,  # the addendum's candidate, fixed after the four above were scored
     }
     say("# Output of benchmarks/validity/alike.py (docs/validity/v4/PROTOCOL-alike.md): seen runs only, design")
     say(f"content tokens (text holds a letter): {int(content.sum())} of {vocab}")
