@@ -52,6 +52,18 @@ def grams(docs: list[np.ndarray], n: int, vocab: int, keep: np.ndarray | None = 
     return keys, counts.astype(np.float64)
 
 
+def steps_alike(stream: np.ndarray, vocab: int, seq_len: int, batch: int, pairs: int = 256) -> float:
+    """C: the mean coefficient between two training steps' token distributions, each step BATCH random
+    windows of SEQ_LEN tokens of STREAM, as the runner draws them (`vocabrisk.verify.data.sample_batch`)."""
+    rng = np.random.default_rng(0)
+    starts = rng.integers(0, len(stream) - seq_len + 1, size=(pairs, 2, batch))
+    values = []
+    for a, b in starts:
+        p, q = (np.bincount(np.concatenate([stream[s : s + seq_len] for s in w]), minlength=vocab) for w in (a, b))
+        values.append(np.sum(np.sqrt(p * q)) / (batch * seq_len))
+    return float(np.mean(values))
+
+
 def spearman(x, y) -> float:
     return float(spearmanr(x, y).statistic)
 
@@ -81,7 +93,11 @@ def main() -> int:
     cases = {}  # (set, old) -> list of dicts
     for label, runs in sets.items():
         names = runs.names("A")
+        stream_tokens = np.load(runs.folder / "tokens.npz")
+        a_plan = runs.suite["plans"]["A"]
         for name in names:
+            stream = stream_tokens[f"{runs.info[name]['file']}/train"].reshape(-1).astype(np.int64)
+            c_steps = steps_alike(stream, vocab, a_plan["seq_len"], a_plan["tokens_per_step"] // a_plan["seq_len"])
             docs = documents(runs.folder / "texts" / f"{runs.info[name]['file']}.jsonl", tokenizer)
             mine = grams(docs, 1, vocab), grams(docs, 2, vocab), grams(docs, 1, vocab, content)
             for old in olds:
@@ -89,7 +105,7 @@ def main() -> int:
                 b1, b2, bc = (coefficient(m, o) for m, o in zip(mine, old_stats[old], strict=True))
                 cases.setdefault((label, old), []).append({
                     "name": name, "head": f.head, "adaptation": f.adaptation, "unit": f.terms.unit,
-                    "landed_B": f.terms.alike, "B": b1, "B2": b2, "Bc": bc,
+                    "landed_B": f.terms.alike, "R": f.terms.repeats, "C": c_steps, "B": b1, "B2": b2, "Bc": bc,
                     "total": runs.value(name, "A", old, "total"), "head_only": runs.value(name, "A", old, "head_only"),
                 })  # fmt: skip
     candidates = {
@@ -98,6 +114,8 @@ def main() -> int:
         "Bc": lambda c: c["Bc"],
         "B²": lambda c: c["landed_B"] ** 2,
         "√B": lambda c: c["landed_B"] ** 0.5,  # the addendum's candidate, fixed after the four above were scored
+        "B·C": lambda c: c["landed_B"] * c["C"],  # addendum 2's: how alike the plan's steps are
+        "B·C / ln(1+R)": lambda c: c["landed_B"] * c["C"] / np.log1p(c["R"]),
     }
     say("# Output of benchmarks/validity/alike.py (docs/validity/v4/PROTOCOL-alike.md): seen runs only, design")
     say(f"content tokens (text holds a letter): {int(content.sum())} of {vocab}")
@@ -114,12 +132,12 @@ def main() -> int:
             total = [c["head"] + gain * unit(c) - c["adaptation"] for c in cs]
             say(f"  {label:>26} {old:>4} ({len(cs)}): {spearman(x, body):+.2f} / "
                 f"{spearman(total, [c['total'] for c in cs]):+.2f}")  # fmt: skip
-    say("\nper corpus (v4, seen): measured body, B, B2, Bc")
+    say("\nper corpus (v4, seen): measured body, B, B2, Bc, C, R")
     for (label, old), cs in cases.items():
         if label.startswith("v4"):
             for c in sorted(cs, key=lambda c: c["total"] - c["head_only"]):
                 say(f"  {old:>4} {c['name']:>46} {c['total'] - c['head_only']:+.3f}  "
-                    f"{c['landed_B']:.3f} {c['B2']:.3f} {c['Bc']:.3f}")  # fmt: skip
+                    f"{c['landed_B']:.3f} {c['B2']:.3f} {c['Bc']:.3f} {c['C']:.3f} {c['R']:.1f}")  # fmt: skip
     OUT.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return 0
 
