@@ -105,7 +105,8 @@ def main() -> int:
                 b1, b2, bc = (coefficient(m, o) for m, o in zip(mine, old_stats[old], strict=True))
                 cases.setdefault((label, old), []).append({
                     "name": name, "head": f.head, "adaptation": f.adaptation, "unit": f.terms.unit,
-                    "landed_B": f.terms.alike, "R": f.terms.repeats, "C": c_steps, "B": b1, "B2": b2, "Bc": bc,
+                    "landed_B": f.terms.alike, "R": f.terms.repeats, "E": f.epochs, "C": c_steps,
+                    "B": b1, "B2": b2, "Bc": bc,
                     "total": runs.value(name, "A", old, "total"), "head_only": runs.value(name, "A", old, "head_only"),
                 })  # fmt: skip
     candidates = {
@@ -116,6 +117,9 @@ def main() -> int:
         "√B": lambda c: c["landed_B"] ** 0.5,  # the addendum's candidate, fixed after the four above were scored
         "B·C": lambda c: c["landed_B"] * c["C"],  # addendum 2's: how alike the plan's steps are
         "B·C / ln(1+R)": lambda c: c["landed_B"] * c["C"] / np.log1p(c["R"]),
+        # addendum 3's: the plan's whole-sequence repetition (epochs E) beside R's local one
+        "B·(ln(1+R) + ln E)": lambda c: c["landed_B"] * (1 + np.log(max(1.0, c["E"])) / np.log1p(c["R"])),
+        "B·(1 + ln E)": lambda c: c["landed_B"] * (1 + np.log(max(1.0, c["E"]))),
     }
     say("# Output of benchmarks/validity/alike.py (docs/validity/v4/PROTOCOL-alike.md): seen runs only, design")
     say(f"content tokens (text holds a letter): {int(content.sum())} of {vocab}")
