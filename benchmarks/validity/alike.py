@@ -12,22 +12,22 @@ and v4's 16 (held out once, seen since). Texts are tokenized document by documen
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import numpy as np
-from scipy.stats import spearmanr
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import data
 import score
+from design import spearman
 
-OUT = score.v2.data.REPO / "docs" / "validity" / "v4" / "alike.txt"
+OUT = data.REPO / "docs" / "validity" / "v4" / "alike.txt"
 
 
 def documents(path: Path, tokenizer) -> list[np.ndarray]:
-    texts = [json.loads(line)["text"] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    texts = data.read_jsonl(path)
     return [np.asarray(e.ids, dtype=np.int64) for e in tokenizer.encode_batch(texts, add_special_tokens=False)]
 
 
@@ -62,10 +62,6 @@ def steps_alike(stream: np.ndarray, vocab: int, seq_len: int, batch: int, pairs:
         p, q = (np.bincount(np.concatenate([stream[s : s + seq_len] for s in w]), minlength=vocab) for w in (a, b))
         values.append(np.sum(np.sqrt(p * q)) / (batch * seq_len))
     return float(np.mean(values))
-
-
-def spearman(x, y) -> float:
-    return float(spearmanr(x, y).statistic)
 
 
 def main() -> int:
@@ -131,10 +127,9 @@ def main() -> int:
         gain = float(np.median([(c["total"] - c["head"] + c["adaptation"]) / unit(c) for c in design if unit(c) > 0]))
         say(f"\n{key}: body gain {gain:.4g}; Spearman with the measured body / total")
         for (label, old), cs in cases.items():
-            x = [term(c) * c["unit"] / c["landed_B"] for c in cs]
             body = [c["total"] - c["head_only"] for c in cs]
             total = [c["head"] + gain * unit(c) - c["adaptation"] for c in cs]
-            say(f"  {label:>26} {old:>4} ({len(cs)}): {spearman(x, body):+.2f} / "
+            say(f"  {label:>26} {old:>4} ({len(cs)}): {spearman([unit(c) for c in cs], body):+.2f} / "
                 f"{spearman(total, [c['total'] for c in cs]):+.2f}")  # fmt: skip
     say("\nper corpus (v4, seen): measured body, B, B2, Bc, C, R")
     for (label, old), cs in cases.items():
