@@ -168,10 +168,14 @@ class Summary:
         risk = assess(p, self.risk.plan, shares=shares)
         mine = (p.repetition or {}).get("collision")
         mixed = None if mine is None else (1 - share) ** 2 * mine + share**2 * (collision or 0.0)
-        usage = old_usage(p)
-        usage = risk.prior if usage is None else usage
-        kind = Replay.of(share, replay, usage, self._self_alike, p.shares, self.risk.exposure)
+        kind = Replay.of(share, replay, self._old_counts, self._self_alike, p.shares, self.risk.exposure)
         return WhatIf(risk, _forecast(p, risk, shares, self.forecast.calibration, mixed, curve=curve, replay=kind))
+
+    @cached_property
+    def _old_counts(self) -> np.ndarray:
+        """The old text's token counts (the prior standing in without them), as term 8 compares replay to."""
+        usage = old_usage(self.profile)
+        return self.risk.prior if usage is None else usage
 
     @cached_property
     def _self_alike(self) -> float:
