@@ -47,6 +47,7 @@ import data
 import suite_v2 as v2
 import suite_v3 as v3
 import suite_v4 as recipe
+import suite_v4_pool_f as pool_f_recipe
 import suite_v4_replay as replay_recipe
 
 from vocabrisk.risk.calibration import DEFAULT_ADAPTATION, FORM
@@ -54,6 +55,7 @@ from vocabrisk.risk.calibration import DEFAULT_ADAPTATION, FORM
 V2, V3, V4 = (data.REPO / "docs" / "validity" / version for version in ("v2", "v3", "v4"))
 V3_RUNS, V4_RUNS = V3 / "smollm2-runs.jsonl", V4 / "smollm2-runs.jsonl"
 V4_REPLAY = V4 / "replay"  # the replay supplement (docs/validity/v4/PROTOCOL-replay.md): its runs and results
+V4_POOL_F = V4 / "pool-f"  # the fresh held-out set (docs/validity/v4/PROTOCOL-pool-f.md): its runs and results
 V2_BASES = ("demo", "smollm2")  # the bases v2 has runs of (bench's were never made)
 V2_OLD = "old"  # a v2 suite's one old text (old.jsonl), named as runner.py names it
 WIKI_REPLAY = "wiki"  # the old text replay is measured on (the replay text is its kind)
@@ -156,6 +158,14 @@ class Runs:
         return cls(log, replay_recipe.OUT, suite, read_log(source), lambda r: True, source=source,
                    model=str(v2.smollm2_gguf()), split="heldout", probes=v3_probes(),
                    replay=(WIKI_REPLAY, v3_replay))  # fmt: skip
+
+    @classmethod
+    def v4_pool_f(cls, log) -> Runs:
+        """Pool F's runs, every one held out (no replay runs)."""
+        suite = json.loads((pool_f_recipe.OUT / "suite.json").read_text())
+        source = V4_POOL_F / "smollm2-runs.jsonl"
+        return cls(log, pool_f_recipe.OUT, suite, read_log(source), lambda r: True, source=source,
+                   model=str(v2.smollm2_gguf()), split="heldout", probes=v3_probes())  # fmt: skip
 
     @classmethod
     def v3(cls, log, split: str | None = None) -> Runs:
@@ -631,6 +641,7 @@ def main() -> int:
     which.add_argument("--rescore", choices=("v3", "v2"), help="score that version's committed runs with today's "
                        "forecast, into new files beside them (rescored*.json, .md)")  # fmt: skip
     which.add_argument("--replay", action="store_true", help="score v4's replay supplement (PROTOCOL-replay.md)")
+    which.add_argument("--pool-f", action="store_true", help="score v4's fresh held-out set (PROTOCOL-pool-f.md)")
     args = parser.parse_args()
 
     def log(message: str) -> None:
@@ -643,6 +654,13 @@ def main() -> int:
         write(V4_REPLAY / "results", results, text)
         return 0
 
+    if args.pool_f:
+        results = score(Runs.v4_pool_f(log))
+        results["one_epoch"] = one_epoch(results)
+        text = markdown(results, "v4 on pool F (fresh sources): SmolLM2-135M-Instruct") + one_epoch_markdown(results)
+        print(text)
+        write(V4_POOL_F / "results", results, text)
+        return 0
     if args.rescore == "v2":
         missing = [b for b in V2_BASES if not (v2.CACHE / b / "suite.json").exists()]
         if missing:
@@ -669,6 +687,29 @@ def main() -> int:
     if args.final:
         write(V4 / "results", results, text)
     return 0
+
+
+def one_epoch(results: dict) -> dict:
+    """{old: {"total", "head_only"}}: the calibrated forecast's Spearman over the one-epoch runs alone."""
+    out = {}
+    for old, scored in results["old"].items():
+        rows = [r for r in scored["per_run"] if r["run"].endswith(":1ep")]
+        out[old] = {
+            "runs": len(rows),
+            "total": spearman_ci([r["forecast_total"] for r in rows], [r["total"] for r in rows]),
+            "head_only": spearman_ci([r["forecast_head"] for r in rows], [r["head_only"] for r in rows]),
+        }
+    return out
+
+
+def one_epoch_markdown(results: dict) -> str:
+    lines = ["", "## The one-epoch runs alone (PROTOCOL-pool-f.md)", ""]
+    for old, c in results["one_epoch"].items():
+        t, h = c["total"], c["head_only"]
+        lines.append(f"- {old}, {c['runs']} runs: forecast (calibrated) vs total {t['rho']:+.2f} "
+                     f"[{t['low']:+.2f}, {t['high']:+.2f}], vs head-only {h['rho']:+.2f} "
+                     f"[{h['low']:+.2f}, {h['high']:+.2f}]")  # fmt: skip
+    return "\n".join(lines)
 
 
 def write(stem: Path, results: dict, text: str) -> None:

@@ -37,6 +37,7 @@ import suite_v2 as v2
 
 OUT = v2.CACHE / "real"
 CORPORA = data.SHARED
+FOLDERS: dict[str, Path] = {}  # sources kept outside ../shared/data (pool F adds its own): name -> folder
 
 # Regime A is issue 20's CPU plan; regime B doubles the steps (twice the tokens and twice sum(lr)).
 REGIME_A = v2.Plan(steps=40, lr=3e-4, tokens_per_step=512, seq_len=256, warmup_steps=4, old_windows=16, seeds=1)
@@ -186,7 +187,7 @@ def wiki_paragraphs(name: str, raw: bool = False) -> list[str]:
 
 def source_chunks(name: str) -> list[str]:
     """One source as documents of about data.CHUNK_CHARS, in file order."""
-    folder = CORPORA / name
+    folder = FOLDERS.get(name, CORPORA / name)
     if name == "en-wikitext2":
         return [clean_wiki(p) for p in wiki_paragraphs("valid.txt")]
     if name == "ko-chatbot":

@@ -108,8 +108,11 @@ def jobs() -> list[dict]:
     return out
 
 
-def build(log, recipes: dict = RECIPES, replays: dict = REPLAY, out: Path = OUT, job_list=None) -> Path:
-    """The suite of RECIPES (REPLAYS among them have the replay role) and its JOB_LIST (`jobs()`) in OUT."""
+def build(
+    log, recipes: dict = RECIPES, replays: dict = REPLAY, out: Path = OUT, job_list=None, heldout=HELDOUT_SOURCES
+) -> Path:
+    """The suite of RECIPES (REPLAYS among them have the replay role) and its JOB_LIST (`jobs()`) in OUT;
+    a run drawing on a source of HELDOUT is held out."""
     from vocabrisk.model.loaded import load_model
 
     job_list = jobs() if job_list is None else job_list
@@ -130,8 +133,8 @@ def build(log, recipes: dict = RECIPES, replays: dict = REPLAY, out: Path = OUT,
     for name, (recipe, used, epochs) in recipes.items():
         docs = v3.candidate(sources, replay, olds["wiki"], name)
         safe = re.sub(r"[^A-Za-z0-9+%.-]", "_", name)
-        split = "heldout" if any(s in HELDOUT_SOURCES for s in used) else "design"
-        assert all(s in HELDOUT_SOURCES + DESIGN_SOURCES for s in used), used
+        split = "heldout" if any(s in heldout for s in used) else "design"
+        assert all(s in heldout + HELDOUT_SOURCES + DESIGN_SOURCES for s in used), used
         train = v2.encode_all(loaded, docs)
         arrays[f"{safe}/train"] = train
         arrays[f"{safe}/heldout"] = v2.encode_all(loaded, v3.heldout_text(sources, used))

