@@ -77,6 +77,18 @@ def test_scan_rank_and_report_show_what_was_skipped(half_read, tmp_path):
         assert "1 file (" in out.read_text(encoding="utf-8")
 
 
+def test_a_row_built_on_a_mostly_skipped_input_says_so(half_read):
+    shown = " ".join(run("rank", str(half_read), KOREAN, "-q").stdout.split())  # rich wraps at its width
+    assert "of the input was skipped (1 file (" in shown and "every number here describes only the" in shown
+    ranked = json.loads(run("rank", str(half_read), KOREAN, "--format", "json").stdout)["candidates"]
+    warned = {c["candidate"]: [w for w in c["warnings"] if "of the input was skipped" in w] for c in ranked}
+    assert warned[KOREAN] == []
+    (warning,) = warned[str(half_read)]
+    assert warning.startswith("100% of the input was skipped (1 file (") and "scan again" in warning
+    scanned = json.loads(run("scan", str(half_read), "--format", "json").stdout)
+    assert warning in scanned["warnings"]
+
+
 def test_clean_scan_says_nothing_was_skipped():
     result = run("scan", KOREAN, "-q")
     assert "skipped" in result.stdout and "nothing" in result.stdout

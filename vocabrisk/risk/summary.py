@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from vocabrisk.corpus.skips import human_bytes
 from vocabrisk.profile.profile import Profile
 from vocabrisk.risk.calibration import Calibration, load_calibration
 from vocabrisk.risk.exposure import RiskResult, assess, never_seen_share, unigram_kl
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     import polars as pl
 
 TOP_TOKENS = 15
+MOSTLY_SKIPPED = 0.5  # a skipped share of the input's bytes past which the numbers describe the lesser part
 USAGE_BANDS = 10
 # The columns a summary adds to the profile's, and where each comes from: (profile or risk, attribute).
 RISK_COLUMNS = {
@@ -333,9 +335,17 @@ class Summary:
     @cached_property
     def warnings(self) -> list[str]:
         """What a reader should know before trusting the numbers: what a saved profile lacks, a plan that
-        repeats the corpus."""
-        warning = self.risk.plan.repeats_warning(self.profile.total_tokens)
-        return [*self.profile.notes, *([warning] if warning else [])]
+        repeats the corpus, an input mostly skipped."""
+        p = self.profile
+        warnings = [*p.notes]
+        if repeats := self.risk.plan.repeats_warning(p.total_tokens):
+            warnings.append(repeats)
+        if p.skipped and p.skipped_share >= MOSTLY_SKIPPED:
+            warnings.append(
+                f"{p.skipped_share:.0%} of the input was skipped ({p.skips.text}): every number here describes "
+                f"only the {human_bytes(p.text_bytes)} that was read; fix what was skipped and scan again"
+            )
+        return warnings
 
     @cached_property
     def plan_text(self) -> str:
