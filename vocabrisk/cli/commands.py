@@ -122,7 +122,7 @@ def scan_command(inputs, settings, quiet, checkpoint, resume, hf_datasets, split
 @format_option
 @report_errors
 def rank_command(candidates, settings, quiet, plan_flags, config_file, budget, output_format):
-    """Order candidate corpora by how far their token usage is from the base model's (unigram KL), least first.
+    """Order candidate corpora by the forgetting forecast for each, least first (unigram KL and the rest beside it).
 
     Each CANDIDATE is one corpus: a file, a folder, a quoted glob, or a saved profile (not rescanned).
     """
