@@ -101,7 +101,8 @@ def v3_probes() -> tuple[list[dict], Path, dict]:
 
 
 class Runs:
-    """One suite's measured runs (those KEEP selects), a profile of every run's text against each old text,
+    """One suite's measured runs (those KEEP selects; runs of the suites FINGERPRINTS name are taken too, where
+    the caller has checked that they hold the same tokens), a profile of every run's text against each old text,
     the probe runs calibration fits and, where the suite has replay runs, the replay text."""
 
     def __init__(
@@ -118,6 +119,7 @@ class Runs:
         probes: tuple[list[dict], Path, dict],
         adaptation: float = SMOLLM2_ADAPTATION,
         replay: tuple[str, Callable[[object], list[str]]] | None = None,
+        fingerprints: Iterable[str] = (),
     ) -> None:
         from vocabrisk import load_model
 
@@ -129,7 +131,7 @@ class Runs:
         for record in records:
             if not keep(record):
                 continue  # design never reads a held-out run (PROTOCOL.md)
-            if record.get("suite") != suite.get("fingerprint"):
+            if record.get("suite") not in (suite.get("fingerprint"), *fingerprints):
                 raise SystemExit(f"{source}: a run of suite {record['suite']}, not {suite['fingerprint']}")
             self.measured[record["run"], record["regime"]].append(record)
         self.loaded = load_model(model)
@@ -161,11 +163,20 @@ class Runs:
 
     @classmethod
     def v4_pool_f(cls, log) -> Runs:
-        """Pool F's runs, every one held out (no replay runs)."""
-        suite = json.loads((pool_f_recipe.OUT / "suite.json").read_text())
-        source = V4_POOL_F / "smollm2-runs.jsonl"
-        return cls(log, pool_f_recipe.OUT, suite, read_log(source), lambda r: True, source=source,
-                   model=str(v2.smollm2_gguf()), split="heldout", probes=v3_probes())  # fmt: skip
+        """Pool F's runs and its supplement's (PROTOCOL-pool-f.md, amendment 1) as one held-out set: the
+        supplement's suite holds the first one's recipes, so every run the two share must have the same tokens."""
+        first, more = (
+            json.loads((folder / "suite.json").read_text()) for folder in (pool_f_recipe.OUT, pool_f_recipe.MORE)
+        )
+        with np.load(pool_f_recipe.OUT / "tokens.npz") as a, np.load(pool_f_recipe.MORE / "tokens.npz") as b:
+            differ = [key for key in a.files if key not in b.files or not np.array_equal(a[key], b[key])]
+        if differ:
+            raise SystemExit(f"pool F: the supplement's suite has other tokens for {', '.join(differ)}; rebuild both")
+        sources = [V4_POOL_F / "smollm2-runs.jsonl", V4_POOL_F / "more" / "smollm2-runs.jsonl"]
+        records = [record for source in sources if source.exists() for record in read_log(source)]
+        return cls(log, pool_f_recipe.MORE, more, records, lambda r: True, source=sources[0],
+                   model=str(v2.smollm2_gguf()), split="heldout", probes=v3_probes(),
+                   replay=(WIKI_REPLAY, v3_replay), fingerprints=(first["fingerprint"],))  # fmt: skip
 
     @classmethod
     def v3(cls, log, split: str | None = None) -> Runs:
