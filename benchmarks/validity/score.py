@@ -55,7 +55,6 @@ from vocabrisk.risk.calibration import DEFAULT_ADAPTATION, FORM
 V2, V3, V4 = (data.REPO / "docs" / "validity" / version for version in ("v2", "v3", "v4"))
 V3_RUNS, V4_RUNS = V3 / "smollm2-runs.jsonl", V4 / "smollm2-runs.jsonl"
 V4_REPLAY = V4 / "replay"  # the replay supplement (docs/validity/v4/PROTOCOL-replay.md): its runs and results
-V4_POOL_F = V4 / "pool-f"  # the fresh held-out set (docs/validity/v4/PROTOCOL-pool-f.md): its runs and results
 V2_BASES = ("demo", "smollm2")  # the bases v2 has runs of (bench's were never made)
 V2_OLD = "old"  # a v2 suite's one old text (old.jsonl), named as runner.py names it
 WIKI_REPLAY = "wiki"  # the old text replay is measured on (the replay text is its kind)
@@ -162,20 +161,23 @@ class Runs:
                    replay=(WIKI_REPLAY, v3_replay))  # fmt: skip
 
     @classmethod
-    def v4_pool_f(cls, log) -> Runs:
-        """Pool F's runs and its supplement's (PROTOCOL-pool-f.md, amendment 1) as one held-out set: the
-        supplement's suite holds the first one's recipes, so every run the two share must have the same tokens."""
-        folders = (pool_recipes.OUT["F"], pool_recipes.MORE["F"])
-        first, more = (json.loads((folder / "suite.json").read_text()) for folder in folders)
-        with np.load(folders[0] / "tokens.npz") as a, np.load(folders[1] / "tokens.npz") as b:
-            differ = [key for key in a.files if key not in b.files or not np.array_equal(a[key], b[key])]
-        if differ:
-            raise SystemExit(f"pool F: the supplement's suite has other tokens for {', '.join(differ)}; rebuild both")
-        sources = [V4_POOL_F / "smollm2-runs.jsonl", V4_POOL_F / "more" / "smollm2-runs.jsonl"]
+    def v4_pool(cls, log, pool: str) -> Runs:
+        """A fresh pool's held-out runs (PROTOCOL-pool-f.md, PROTOCOL-pool-g.md). Pool F's supplement is read with
+        its first suite as one set: the supplement holds the first one's recipes, so every run the two share must
+        have the same tokens."""
+        folders = [pool_recipes.OUT[pool], *([pool_recipes.MORE[pool]] if pool in pool_recipes.MORE else [])]
+        suites = [json.loads((folder / "suite.json").read_text()) for folder in folders]
+        for folder in folders[1:]:
+            with np.load(folders[0] / "tokens.npz") as a, np.load(folder / "tokens.npz") as b:
+                differ = [key for key in a.files if key not in b.files or not np.array_equal(a[key], b[key])]
+            if differ:
+                raise SystemExit(f"pool {pool}: {folder.name} has other tokens for {', '.join(differ)}; rebuild both")
+        home = V4 / f"pool-{pool.lower()}"
+        sources = [home / "smollm2-runs.jsonl", *([home / "more" / "smollm2-runs.jsonl"] if len(folders) > 1 else [])]
         records = [record for source in sources if source.exists() for record in read_log(source)]
-        return cls(log, pool_recipes.MORE["F"], more, records, lambda r: True, source=sources[0],
+        return cls(log, folders[-1], suites[-1], records, lambda r: True, source=sources[0],
                    model=str(v2.smollm2_gguf()), split="heldout", probes=v3_probes(),
-                   replay=(WIKI_REPLAY, v3_replay), fingerprints=(first["fingerprint"],))  # fmt: skip
+                   replay=(WIKI_REPLAY, v3_replay), fingerprints=[s["fingerprint"] for s in suites[:-1]])  # fmt: skip
 
     @classmethod
     def v3(cls, log, split: str | None = None) -> Runs:
@@ -651,7 +653,9 @@ def main() -> int:
     which.add_argument("--rescore", choices=("v3", "v2"), help="score that version's committed runs with today's "
                        "forecast, into new files beside them (rescored*.json, .md)")  # fmt: skip
     which.add_argument("--replay", action="store_true", help="score v4's replay supplement (PROTOCOL-replay.md)")
-    which.add_argument("--pool-f", action="store_true", help="score v4's fresh held-out set (PROTOCOL-pool-f.md)")
+    for pool in pool_recipes.POOLS:
+        flag, protocol = f"--pool-{pool.lower()}", f"PROTOCOL-pool-{pool.lower()}.md"
+        which.add_argument(flag, dest="pool", action="store_const", const=pool, help=f"score pool {pool} ({protocol})")
     args = parser.parse_args()
 
     def log(message: str) -> None:
@@ -664,12 +668,13 @@ def main() -> int:
         write(V4_REPLAY / "results", results, text)
         return 0
 
-    if args.pool_f:
-        results = score(Runs.v4_pool_f(log))
+    if args.pool:
+        results = score(Runs.v4_pool(log, args.pool))
         results["one_epoch"] = one_epoch(results)
-        text = markdown(results, "v4 on pool F (fresh sources): SmolLM2-135M-Instruct") + one_epoch_markdown(results)
+        title = f"v4 on pool {args.pool} (fresh sources): SmolLM2-135M-Instruct"
+        text = markdown(results, title) + one_epoch_markdown(results)
         print(text)
-        write(V4_POOL_F / "results", results, text)
+        write(V4 / f"pool-{args.pool.lower()}" / "results", results, text)
         return 0
     if args.rescore == "v2":
         missing = [b for b in V2_BASES if not (v2.CACHE / b / "suite.json").exists()]
