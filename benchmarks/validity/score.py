@@ -672,7 +672,7 @@ def main() -> int:
         results = score(Runs.v4_pool(log, args.pool))
         results["one_epoch"] = one_epoch(results)
         title = f"v4 on pool {args.pool} (fresh sources): SmolLM2-135M-Instruct"
-        text = markdown(results, title) + one_epoch_markdown(results)
+        text = markdown(results, title) + one_epoch_markdown(results, args.pool)
         print(text)
         write(V4 / f"pool-{args.pool.lower()}" / "results", results, text)
         return 0
@@ -717,8 +717,8 @@ def one_epoch(results: dict) -> dict:
     return out
 
 
-def one_epoch_markdown(results: dict) -> str:
-    lines = ["", "## The one-epoch runs alone (PROTOCOL-pool-f.md)", ""]
+def one_epoch_markdown(results: dict, pool: str) -> str:
+    lines = ["", f"## The one-epoch runs alone (PROTOCOL-pool-{pool.lower()}.md)", ""]
     for old, c in results["one_epoch"].items():
         t, h = c["total"], c["head_only"]
         lines.append(f"- {old}, {c['runs']} runs: forecast (calibrated) vs total {t['rho']:+.2f} "
