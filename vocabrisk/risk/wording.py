@@ -14,12 +14,13 @@ if TYPE_CHECKING:
     from vocabrisk.profile.profile import Profile
 
 HOW_WELL = (
-    "held out on SmolLM2-135M (two pools: 16 corpora of 12 sources, then 13 of 11 sources from PyPI and Debian, "
-    "none designed on; 40-step fine-tunes) it ranked total forgetting at Spearman +0.81 and +0.32 on English prose "
-    "and +0.37 and +0.63 on Python code (seeds agree at +0.70 to +1.00), the head's part at +0.62/+0.30 and "
-    "+0.66/+0.92, and came within x2 after calibration for 25-38% (prose) and 69-81% (code) of corpora; its curves "
-    "are within x1.5 for 14-29% of points and its replay what-if within x2 of what replay saved on prose for 5 of 6, "
-    "then 2 of 6 fresh runs (issue 30's targets met on one pool at most, most on neither; docs/VALIDITY.md)"
+    "held out on SmolLM2-135M (three pools: 16 corpora of 12 sources, then 13 of 11 and 14 of 12 sources from PyPI "
+    "and Debian, none designed on; 40-step fine-tunes) it ranked total forgetting at Spearman +0.81, +0.32 and "
+    "+0.16 on English prose and +0.37, +0.63 and +0.49 on Python code (seeds agree at +0.54 to +1.00), the head's "
+    "part at +0.30 to +0.62 (prose) and +0.66 to +0.92 (code), and came within x2 after calibration for 14-38% "
+    "(prose) and 64-81% (code) of corpora; its curves are within x1.5 for 10-29% of points and its replay what-if "
+    "within x2 of what replay saved on prose for 5 of 6, then 2 of 6 and 2 of 6 fresh runs (issue 30's targets: "
+    "the code head met on two pools, the rest on one or none; docs/VALIDITY.md)"
 )
 RISK_MEANING = (
     "starved usage: prior-weighted share of output-head rows expected to drift under one-sided Adam updates "
