@@ -4,7 +4,8 @@ Every document is encoded on its own, exactly as the model's tokenizer would, wi
 truncation and padding switched off whatever `tokenizer.json` configures (Pegasus's file
 cuts every document at 192 tokens). A batch's ids are counted with one `bincount` over
 their concatenation, so Python does no work per token; the same concatenation feeds the 3-gram
-sketch (`vocabrisk.counting.repeats`) the forecast reads repetition from.
+sketch (`vocabrisk.counting.repeats`) and the 2-gram sample (`vocabrisk.counting.contexts`) the forecast
+reads predictability from.
 
 The ids come from a counting engine (`vocabrisk.counting.engines`): the reference, `tokenizers`, or an
 accelerator checked against it; the counts are the same whichever counts. A document holding a byte the
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vocabrisk.counting import repeats
+from vocabrisk.counting import contexts, repeats
 from vocabrisk.counting.counts import TokenCounts, utf8_size
 from vocabrisk.counting.encoder import Encoded
 from vocabrisk.counting.engines import load_encoder, trimmed_spec
@@ -161,9 +162,9 @@ class TokenCounter:
         return special
 
     def _counts_of(self, texts: list[str], encoded: Encoded, joined: np.ndarray | None = None):
-        """The token counts and 3-gram sketch of encoded texts, refusing ids past the vocabulary.
+        """The token counts, 3-gram sketch and 2-gram sample of encoded texts, refusing ids past the vocabulary.
 
-        Each text is its own document for the sketch; with JOINED (the ids just before), the texts are
+        Each text is its own document for the sketch and sample; with JOINED (the ids just before), the texts are
         consecutive parts of one document, which those ids began.
         """
         ids = encoded.ids
@@ -175,10 +176,13 @@ class TokenCounter:
             special = None
         if joined is None:
             buckets, trigrams = repeats.sketch(ids, encoded.lengths, special)
+            pairs = contexts.sample(ids, encoded.lengths, special)
         else:
             whole = np.concatenate([joined.astype(ids.dtype), ids])
             buckets, trigrams = repeats.sketch(whole, [len(whole)], special)
-        return TokenCounts(counts, trigram_sketch=buckets, trigrams=trigrams)
+            tail = whole[-len(ids) - 1 :]  # the 2-gram across the join, and those after it
+            pairs = contexts.sample(tail, [len(tail)], special)
+        return TokenCounts(counts, trigram_sketch=buckets, trigrams=trigrams, contexts=pairs)
 
     def _unreadable(self, texts: list[str], encoded: Encoded) -> UnreadableText:
         """The error naming each document whose ids go past the vocabulary, and the character why."""

@@ -2,7 +2,8 @@
 
 Partial counts from any worker, file or shard merge by addition, so a corpus gives the
 same counts whatever the order or number of workers. Beside the per-token counts they carry a
-sketch of the 3-gram counts (`vocabrisk.counting.repeats`), which merges the same way.
+sketch of the 3-gram counts (`vocabrisk.counting.repeats`) and a sample of the 2-gram counts
+(`vocabrisk.counting.contexts`), which merge the same way.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from vocabrisk.counting import repeats
+from vocabrisk.counting.contexts import ContextSample
 
 
 @dataclass
@@ -21,6 +23,7 @@ class TokenCounts:
     text_bytes: int = 0  # UTF-8 bytes of the documents' text
     trigram_sketch: np.ndarray = field(default_factory=repeats.empty)  # see vocabrisk.counting.repeats
     trigrams: int = 0  # 3-grams in the sketch
+    contexts: ContextSample = field(default_factory=ContextSample)  # see vocabrisk.counting.contexts
 
     @classmethod
     def zeros(cls, vocab_size: int) -> TokenCounts:
@@ -35,6 +38,12 @@ class TokenCounts:
         """Σ f(g)² over the counted 3-grams (estimated; `vocabrisk.counting.repeats`), None without any."""
         return repeats.collision(self.trigram_sketch, self.trigrams)
 
+    @property
+    def context_entropy(self) -> float | None:
+        """H(next | previous) in nats (`vocabrisk.counting.contexts`), None without any 2-gram."""
+        entropy = self.contexts.entropy(self.counts)
+        return None if entropy is None else float(entropy)
+
     def __add__(self, other: TokenCounts) -> TokenCounts:
         if self.counts.shape != other.counts.shape:
             raise ValueError(f"cannot add counts over {self.counts.size} and {other.counts.size} token ids")
@@ -44,6 +53,7 @@ class TokenCounts:
             self.text_bytes + other.text_bytes,
             self.trigram_sketch + other.trigram_sketch,
             self.trigrams + other.trigrams,
+            self.contexts + other.contexts,
         )
 
     def __iadd__(self, other: TokenCounts) -> TokenCounts:
@@ -54,6 +64,7 @@ class TokenCounts:
         self.text_bytes += other.text_bytes
         self.trigram_sketch = self.trigram_sketch + other.trigram_sketch
         self.trigrams += other.trigrams
+        self.contexts = self.contexts + other.contexts
         return self
 
     def __eq__(self, other: object) -> bool:
@@ -62,6 +73,7 @@ class TokenCounts:
             and np.array_equal(self.counts, other.counts)
             and (self.documents, self.text_bytes, self.trigrams) == (other.documents, other.text_bytes, other.trigrams)
             and np.array_equal(self.trigram_sketch, other.trigram_sketch)
+            and self.contexts == other.contexts
         )
 
 

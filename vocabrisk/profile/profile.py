@@ -79,6 +79,9 @@ class Profile:
     # How much the corpus repeats itself: {"trigrams": n, "collision": Σ f(g)²} (`vocabrisk.counting.repeats`);
     # None in a profile saved before vocabrisk measured it
     repetition: dict | None = None
+    # How predictable its next token is from the one before: {"pairs": n, "entropy": H(next | previous) in nats}
+    # (`vocabrisk.counting.contexts`); None in a profile saved before vocabrisk measured it, or a sum of profiles
+    contexts: dict | None = None
     # What a reader should know of how it was made, which reports show: what a loaded profile lacks that would
     # change its numbers, an accelerated engine that disagreed with the reference (`tokenizer["engine_note"]`)
     notes: tuple[str, ...] = ()
@@ -102,6 +105,7 @@ class Profile:
             table,
             model=model,
             repetition={"trigrams": counts.trigrams, "collision": counts.collision},
+            contexts={"pairs": counts.contexts.pairs, "entropy": counts.context_entropy},
             documents=counts.documents,
             text_bytes=counts.text_bytes,
             total_tokens=counts.tokens,
@@ -246,6 +250,7 @@ class Profile:
             sources=self.sources + other.sources,
             skips=self.skips + other.skips,
             skipped_examples=(self.skipped_examples + other.skipped_examples)[:MAX_SKIP_EXAMPLES],
+            contexts=None,  # the entropy of a sum is not a function of its parts' entropies: scan them together
             notes=tuple(dict.fromkeys(self.notes + other.notes)),
         )
 
@@ -293,6 +298,7 @@ class Profile:
             "tokens": self.total_tokens,
             "vocab_size": self.vocab_size,
             "repetition": self.repetition,
+            "contexts": self.contexts,
             "used_rows": self.used_rows(),
             "absent_rows": int(self.absent_rows().sum()),
             "skipped": self.skipped,
@@ -376,6 +382,7 @@ class Profile:
                 tool_version=meta["tool_version"],
                 old_text=old_text,
                 repetition=_repetition(folder, meta.get("repetition")),
+                contexts=_contexts(folder, meta.get("contexts")),
                 notes=(*notes, *_engine_notes(meta["tokenizer"])),
             )
         except KeyError as exc:
@@ -446,6 +453,27 @@ def _repetition(folder: Path, value: object) -> dict | None:
             folder, f"{PROFILE_JSON} has a repetition of the wrong kind ({value!r}): trigrams and a collision in (0, 1]"
         )
     return {"trigrams": trigrams, "collision": None if collision is None else float(collision)}
+
+
+def _contexts(folder: Path, value: object) -> dict | None:
+    """profile.json's `contexts` ({"pairs", "entropy"}), checked; None where a profile has none."""
+    if value is None:
+        return None
+    pairs = value.get("pairs") if isinstance(value, dict) else None
+    entropy = value.get("entropy") if isinstance(value, dict) else None
+    if (
+        not isinstance(pairs, int)
+        or isinstance(pairs, bool)
+        or pairs < 0
+        or not (
+            entropy is None or (isinstance(entropy, (int, float)) and not isinstance(entropy, bool) and entropy >= 0)
+        )
+        or (entropy is None) != (pairs == 0)
+    ):
+        raise _corrupt(
+            folder, f"{PROFILE_JSON} has contexts of the wrong kind ({value!r}): 2-gram pairs and an entropy ≥ 0"
+        )
+    return {"pairs": pairs, "entropy": None if entropy is None else float(entropy)}
 
 
 def _check_fields(folder: Path, meta: dict) -> None:

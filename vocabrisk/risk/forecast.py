@@ -33,7 +33,7 @@ A model of the mechanism, each step a term that the ablation in docs/VALIDITY.md
 6. **The body** (the rest of the network) forgets most of the total on a real model, and mostly at
    the same old positions: those whose next token the corpus starves. It learns that those tokens
    do not occur in text like the corpus's, and applies that to old contexts as far as they look
-   alike. Its term is `body_gain · lr · (1 - e^{-Σ lr / BODY_RELAXATION}) · S · B · ln(1 + R)`:
+   alike. Its term is `body_gain · lr · (1 - e^{-Σ lr / BODY_RELAXATION}) · S · B · ln(1 + R) · e^{-H}`:
    the body relaxes toward the corpus's optimum at a pace set by the summed learning rate, and the
    loss it adds there is proportional to the learning rate (the stationary excess of a noisy
    optimizer: a run at three times the rate forgets about three times more once relaxed, which a
@@ -41,8 +41,13 @@ A model of the mechanism, each step a term that the ablation in docs/VALIDITY.md
    whose rows the plan starves (`Σ q_j a_j`, q the old text's token distribution); B, how alike
    the corpus and the old text are (the Bhattacharyya coefficient `Σ √(p_j q_j)` of their token
    distributions); R, how often the plan revisits the corpus's own 3-grams (plan tokens ×
-   `Σ f(g)²`, `vocabrisk.counting.repeats`): templated, narrow and repeated text is fitted more
-   consistently, so its pushes add up.
+   `Σ f(g)²`, `vocabrisk.counting.repeats`): the more often the same contexts come back, the more
+   their pushes add up. e^{-H} (v5), H the corpus's next-token entropy given the token before
+   (`vocabrisk.counting.contexts`): the geometric-mean probability with which the corpus's own
+   continuations can be learned. Text whose next token is nearly determined (tables, word lists,
+   templates, a small corpus the plan memorises) is fitted with confident, consistent gradients that move
+   the shared network far; varied text pulls it in directions that partly cancel. Of the scan's
+   statistics only H ordered forgetting the same way on every design set (docs/VALIDITY.md, "v5").
 7. **Adaptation**: an instruction-tuned base model trained on any plain text first gets *better* on
    plain old text: its loss falls by `G (1 - e^{-Σ lr / ADAPTATION_PACE})` nats, whatever the
    corpus (SmolLM2-135M-Instruct: G ≈ 0.07 on both old texts of the v4 design curves). G is a
@@ -65,8 +70,9 @@ The forecast is a curve over the plan (`Forecast.curve`): every term at each che
 its last point.
 
 Where each of these came from, and what the ablation on the design runs kept: docs/VALIDITY.md
-("v3", "v4"). A profile saved before the 3-gram sketch existed has no R; the forecast then takes every
-3-gram as unique (R = the implied epochs) and says so.
+("v3", "v4", "v5"). A profile saved before the 2-gram sample existed has no H; the forecast then takes
+the design corpora's median (`UNMEASURED_ENTROPY`) and says so. A profile saved before the 3-gram sketch
+existed has no R; the forecast then takes every 3-gram as unique (R = the implied epochs) and says so.
 
 Without calibration the documented defaults below apply and the band is wider.
 """
@@ -90,6 +96,7 @@ STARVED_SATURATION = 1.6  # A of φ: the numerical solution of the starved row's
 BODY_RELAXATION = 0.011  # Σ lr over which the body relaxes by 1/e; fitted on the v4 design curves
 ADAPTATION_PACE = 1.5e-4  # Σ lr over which adaptation to plain text reaches 1 - 1/e; v4 design curves
 REPLAY_ONSET = 0.03  # replay share at which its protection reaches 1 - 1/e of its coverage; 13 measured replay runs
+UNMEASURED_ENTROPY = 2.07  # nats: H where a profile has no 2-gram sample, the median of the 84 v5 design corpora
 
 
 def checkpoints(steps: int) -> tuple[int, ...]:
@@ -124,26 +131,33 @@ class Body:
     alike: float  # B: Bhattacharyya coefficient of the corpus's and the old text's token distributions
     repeats: float  # R: the plan's revisits of the corpus's 3-grams
     repeats_known: bool  # False where the profile has no 3-gram sketch and R is the implied epochs
-    unit: float  # the term at the plan's last step: lr · (1 - e^{-Σlr/BODY_RELAXATION}) · S · B · ln(1 + R)
+    entropy: float  # H: the corpus's next-token entropy given the token before, nats
+    entropy_known: bool  # False where the profile has no 2-gram sample and H is UNMEASURED_ENTROPY
+    unit: float  # the term at the plan's last step: lr · (1 - e^{-Σlr/BODY_RELAXATION}) · S · B · ln(1 + R) · e^{-H}
     curve: tuple[float, ...] = ()  # the term at each of the drive's checkpoints
 
     @classmethod
     def of(
-        cls, shares: np.ndarray, exposure: np.ndarray, old_usage: np.ndarray, drive: Drive, collision: float | None
-    ) -> Body:
+        cls, shares: np.ndarray, exposure: np.ndarray, old_usage: np.ndarray, drive: Drive, collision: float | None,
+        entropy: float | None = None,
+    ) -> Body:  # fmt: skip
         shares, old_usage = np.asarray(shares, dtype=np.float64), np.asarray(old_usage, dtype=np.float64)
         q = distribution(old_usage)
         starved = float(np.dot(q, exposure))
         similar = alike(shares, q)
         seen = np.asarray(drive.tokens_seen, dtype=np.float64)
         repeats = seen * collision if collision is not None else seen / max(drive.corpus_tokens, 1)
+        h = UNMEASURED_ENTROPY if entropy is None else float(entropy)
         lr_sums, steps = np.asarray(drive.lr_sums), np.asarray(drive.steps, dtype=np.float64)
-        curve = (lr_sums / steps) * -np.expm1(-lr_sums / BODY_RELAXATION) * starved * similar * np.log1p(repeats)
-        return cls(starved, similar, float(repeats[-1]), collision is not None, float(curve[-1]), tuple(curve.tolist()))
+        pace = (lr_sums / steps) * -np.expm1(-lr_sums / BODY_RELAXATION)
+        curve = pace * starved * similar * np.log1p(repeats) * math.exp(-h)
+        return cls(starved, similar, float(repeats[-1]), collision is not None, h, entropy is not None,
+                   float(curve[-1]), tuple(curve.tolist()))  # fmt: skip
 
     def to_dict(self) -> dict:
         return {"starved_old_share": self.starved, "alike": self.alike, "repeats": self.repeats,
-                "repeats_measured": self.repeats_known}  # fmt: skip
+                "repeats_measured": self.repeats_known, "context_entropy": self.entropy,
+                "context_entropy_measured": self.entropy_known}  # fmt: skip
 
 
 def alike(p: np.ndarray, q: np.ndarray) -> float:
@@ -257,6 +271,8 @@ class Forecast:
             parts.append("no old text (not local)")
         if not self.terms.repeats_known:
             parts.append("no 3-gram sketch in the profile (scan again to measure repetition)")
+        if not self.terms.entropy_known:
+            parts.append("no 2-gram sample in the profile (scan again to measure predictability)")
         return ", ".join(parts)
 
     @property
@@ -455,6 +471,7 @@ def forecast(
     *,
     old_usage: np.ndarray | None = None,
     collision: float | None = None,
+    entropy: float | None = None,
     width: int | None = None,
     budget: float | None = None,
     curve: bool = True,
@@ -464,7 +481,8 @@ def forecast(
     (with `curve` False, at its last step alone: the same numbers there, for a ninth of the head's work).
 
     `old_usage` is the old text's token counts (the prior stands in without them), `collision`
-    the corpus's 3-gram Σ f(g)² (`TokenCounts.collision`), `width` the head's hidden size,
+    the corpus's 3-gram Σ f(g)² (`TokenCounts.collision`), `entropy` its H(next | previous) in nats
+    (`TokenCounts.context_entropy`), `width` the head's hidden size,
     `budget` the nats the user allows (where the curve crosses it is reported), `replay` the share of
     replay text a what-if mixes in (SHARES and EXPOSURE are then the mix's; term 8).
     """
@@ -476,7 +494,7 @@ def forecast(
     contained = np.asarray(shares) > 0
     heads = drive.head_curve(kappa, contained, old, prior)
     driver = (shares, exposure) if replay is None else (replay.shares, replay.exposure)
-    terms = Body.of(*driver, prior if old_usage is None else old_usage, drive, collision)
+    terms = Body.of(*driver, prior if old_usage is None else old_usage, drive, collision, entropy)
     kept = 1.0 if replay is None else replay.protection
     bodies = calibration.body_gain * kept * np.asarray(terms.curve)
     adapted = drive.adaptation(calibration.adaptation)

@@ -115,7 +115,7 @@ def _forecast(
     plan."""
     return forecast(
         shares, risk.exposure, risk.prior, profile.old_text, risk.plan, profile.total_tokens, calibration,
-        old_usage=old_usage(profile), collision=collision,
+        old_usage=old_usage(profile), collision=collision, entropy=(profile.contexts or {}).get("entropy"),
         width=head.hidden if (head := profile.model.get("head")) else None, budget=budget, curve=curve,
         replay=replay,
     )  # fmt: skip
@@ -161,8 +161,8 @@ class Summary:
         Token distributions add (the head's view); the corpus's 3-grams and the replay's are taken as
         disjoint, so the mix's Σ f² is (1 - share)² of the corpus's plus share² of the replay's. The
         body's forgetting stays the corpus's, less what the replay protects as far as it is the old
-        text's kind (`forecast.Replay`, term 8). The plan (its steps and tokens) and the old text
-        stay: replay takes SHARE of what each step trains on."""
+        text's kind (`forecast.Replay`, term 8), and its predictability H the corpus's own. The plan (its
+        steps and tokens) and the old text stay: replay takes SHARE of what each step trains on."""
         if not 0.0 <= share < 1.0:
             raise ValueError(f"a replay share is in [0, 1), not {share}")
         p = self.profile

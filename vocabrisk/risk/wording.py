@@ -14,8 +14,9 @@ if TYPE_CHECKING:
     from vocabrisk.profile.profile import Profile
 
 HOW_WELL = (
-    "held out on SmolLM2-135M (three pools: 16 corpora of 12 sources, then 13 of 11 and 14 of 12 sources from PyPI "
-    "and Debian, none designed on; 40-step fine-tunes) it ranked total forgetting at Spearman +0.81, +0.32 and "
+    "the form shipped (v5: v4 and the corpus's predictability) is not yet held out; v4, held out on SmolLM2-135M "
+    "(three pools: 16 corpora of 12 sources, then 13 of 11 and 14 of 12 sources from PyPI and Debian, none "
+    "designed on; 40-step fine-tunes) ranked total forgetting at Spearman +0.81, +0.32 and "
     "+0.16 on English prose and +0.37, +0.63 and +0.49 on Python code (seeds agree at +0.54 to +1.00), the head's "
     "part at +0.30 to +0.62 (prose) and +0.66 to +0.92 (code), and came within x2 after calibration for 14-38% "
     "(prose) and 64-81% (code) of corpora; its curves are within x1.5 for 10-29% of points and its replay what-if "

@@ -24,6 +24,7 @@ import numpy as np
 from vocabrisk.corpus import Skipped
 from vocabrisk.corpus.skips import SkipTally
 from vocabrisk.counting import TokenCounts
+from vocabrisk.counting.contexts import ContextSample
 from vocabrisk.counting.executors.shards import Shard, ShardResult
 from vocabrisk.errors import InputError
 from vocabrisk.storage.outputs import atomic_file, output_error
@@ -163,12 +164,16 @@ UNREADABLE = (OSError, ValueError, KeyError, zipfile.BadZipFile)
 
 
 def write_counts(file: Path | IO[bytes], counts: TokenCounts, meta: dict) -> None:
-    """COUNTS, with their 3-gram sketch, and META (plain data) as one .npz."""
-    totals = {"documents": counts.documents, "text_bytes": counts.text_bytes, "trigrams": counts.trigrams}
+    """COUNTS, with their 3-gram sketch and 2-gram sample, and META (plain data) as one .npz."""
+    pairs = counts.contexts
+    totals = {"documents": counts.documents, "text_bytes": counts.text_bytes, "trigrams": counts.trigrams,
+              "context_level": pairs.level, "context_pairs": pairs.pairs}  # fmt: skip
     np.savez_compressed(
         file,
         counts=counts.counts,
         trigram_sketch=counts.trigram_sketch,
+        context_keys=pairs.keys,
+        context_counts=pairs.counts,
         meta=np.array(json.dumps({**meta, **totals})),
     )
 
@@ -177,8 +182,10 @@ def read_counts(file: Path | IO[bytes]) -> tuple[TokenCounts, dict]:
     """The counts and metadata `write_counts` wrote; one of UNREADABLE where it did not write FILE whole."""
     with np.load(file, allow_pickle=False) as data:
         counts, sketch, meta = data["counts"], data["trigram_sketch"], json.loads(str(data["meta"]))
+        pairs = ContextSample(data["context_keys"].astype(np.uint64), data["context_counts"].astype(np.int64),
+                              meta["context_level"], meta["context_pairs"])  # fmt: skip
     totals = (meta["documents"], meta["text_bytes"])
-    return TokenCounts(counts.astype(np.int64), *totals, sketch.astype(np.int64), meta["trigrams"]), meta
+    return TokenCounts(counts.astype(np.int64), *totals, sketch.astype(np.int64), meta["trigrams"], pairs), meta
 
 
 def _sources_change(earlier: list, now: list) -> str:
