@@ -6,7 +6,7 @@ import json
 
 from helpers import KOREAN, SAMPLES, run_cli
 
-PLAN = ("--model", "demo", "--steps", "400", "--tokens-per-step", "4096", "--lr", "1e-3")
+PLAN = ("--model", "demo", "--steps", "400", "--tokens-per-step", "4096", "--lr", "1e-4")
 
 
 def test_scan_names_the_step_a_budget_is_crossed_in_every_output():

@@ -64,7 +64,7 @@ def test_profile_json_states_its_format_and_lists_its_files_with_their_sizes(sav
 
 
 def test_a_profile_copied_without_its_old_text_is_refused_naming_the_file(copy):
-    before = gate(str(copy), "--max-forgetting", "0.15")
+    before = gate(str(copy), "--max-forgetting", "1.0")
     assert before.exit_code == 0, before.output
     (copy / "old_text.npz").unlink()
     with pytest.raises(ProfileError, match=r"old_text\.npz is missing"):

@@ -35,6 +35,7 @@ from vocabrisk.risk.summary import Summary
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "sample_corpora"
 PLAN = TrainingPlan(tokens_per_step=1024, steps=100, learning_rate=1e-3, warmup_steps=10)
+GENTLE = replace(PLAN, learning_rate=1e-4)  # on the demo's sample corpora, whose forecast at 1e-3 is past the ceiling
 
 
 def two_languages(vocab: int = 40, docs: int = 6, length: int = 200, seed: int = 0) -> OldText:
@@ -200,14 +201,14 @@ def test_a_profile_keeps_its_old_text_and_every_summary_carries_the_forecast(tmp
     assert profile.old_text is not None and len(profile.old_text.ids) > 10_000
     loaded = Profile.load(profile.save(tmp_path / "korean"))
     np.testing.assert_array_equal(loaded.old_text.ids, profile.old_text.ids)
-    data = Summary.of(loaded, PLAN).to_dict()["forecast"]
+    data = Summary.of(loaded, GENTLE).to_dict()["forecast"]
     assert data["total_nats"] > data["head_nats"] > 0
     assert data["band"][0] < data["total_nats"] < data["band"][1]
-    assert math.isclose(data["epochs"], PLAN.tokens_per_step * PLAN.steps / profile.total_tokens)
+    assert math.isclose(data["epochs"], GENTLE.tokens_per_step * GENTLE.steps / profile.total_tokens)
 
 
 def test_rank_orders_candidates_by_the_forecast():
-    ranked = rank([str(SAMPLES / "korean-notes.txt"), str(SAMPLES / "english-prose"), str(SAMPLES)], "demo", PLAN)
+    ranked = rank([str(SAMPLES / "korean-notes.txt"), str(SAMPLES / "english-prose"), str(SAMPLES)], "demo", GENTLE)
     forecasts = [r.to_dict()["forecast"]["total_nats"] for r in ranked]
     assert forecasts == sorted(forecasts) and len(set(forecasts)) == 3
 

@@ -1,0 +1,104 @@
+"""The 2-gram sample: exact counts of the 2-grams inside documents while they fit, a hash-chosen share of
+them after; samples of parts merge into the whole's in any order; H(next | previous) from it is the plug-in
+entropy, exactly below capacity and within a few per cent above (`vocabrisk.counting.contexts`)."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from functools import reduce
+
+import numpy as np
+import pytest
+from helpers import REPO, SAMPLES
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vocabrisk import scan
+from vocabrisk.counting import contexts
+from vocabrisk.counting.contexts import ContextSample
+
+documents_strategy = st.lists(st.lists(st.integers(0, 40), max_size=60), max_size=8)
+
+
+def pairs_by_definition(documents: list[list[int]], special: set[int]) -> Counter:
+    return Counter(g for ids in documents for g in zip(ids, ids[1:], strict=False) if special.isdisjoint(g))
+
+
+def entropy_by_definition(documents: list[list[int]]) -> float:
+    """H(2-grams) - H(tokens), plug-in, in nats, written out with Python numbers."""
+
+    def h(counter: Counter) -> float:
+        n = sum(counter.values())
+        return -sum(c / n * math.log(c / n) for c in counter.values())
+
+    return max(0.0, h(pairs_by_definition(documents, set())) - h(Counter(i for d in documents for i in d)))
+
+
+def real_documents() -> list[np.ndarray]:
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(REPO / "vocabrisk" / "demo_model" / "tokenizer.json"))
+    texts = [SAMPLES / "korean-notes.txt", *sorted((SAMPLES / "english-prose").iterdir())]
+    return [np.array(tokenizer.encode(p.read_text(encoding="utf-8")).ids, dtype=np.uint32) for p in texts]
+
+
+@settings(max_examples=60, deadline=None)
+@given(documents=documents_strategy, special=st.sets(st.integers(0, 40), max_size=3))
+def test_the_sample_below_capacity_is_every_2_gram_inside_a_document_counted(documents, special):
+    ids = np.array([i for d in documents for i in d], dtype=np.uint32)
+    mask = np.zeros(41, dtype=bool)
+    mask[list(special)] = True
+    found = contexts.sample(ids, [len(d) for d in documents], mask)
+    expected = pairs_by_definition(documents, special)
+    assert found.level == 0 and found.pairs == sum(expected.values())
+    assert {(int(k) >> 32, int(k) & 0xFFFFFFFF): int(c) for k, c in zip(found.keys, found.counts, strict=True)} == expected
+
+
+@settings(max_examples=40, deadline=None)
+@given(documents=documents_strategy, cut=st.integers(0, 8), data=st.data())
+def test_samples_of_parts_merge_into_the_whole_s_in_any_order(documents, cut, data):
+    whole = contexts.sample(np.array([i for d in documents for i in d], dtype=np.uint32), [len(d) for d in documents])
+    parts = [contexts.sample(np.array(d, dtype=np.uint32), [len(d)]) for d in documents]
+    order = data.draw(st.permutations(range(len(parts))))
+    assert reduce(lambda a, b: a + b, [parts[i] for i in order], ContextSample()) == whole
+
+
+@settings(max_examples=40, deadline=None)
+@given(documents=st.lists(st.lists(st.integers(0, 40), min_size=1, max_size=60), min_size=1, max_size=8))
+def test_the_entropy_is_the_plug_in_entropy_of_a_token_given_the_one_before(documents):
+    ids = np.array([i for d in documents for i in d], dtype=np.uint32)
+    found = contexts.sample(ids, [len(d) for d in documents]).entropy(np.bincount(ids, minlength=41))
+    if found is None:
+        assert all(len(d) < 2 for d in documents)  # no 2-gram
+    else:
+        assert found == pytest.approx(entropy_by_definition(documents), abs=1e-9)
+
+
+def test_past_capacity_the_sample_thins_by_hash_estimates_the_entropy_and_still_merges_exactly(monkeypatch):
+    """Real text (the demo tokenizer on the sample corpora): with a capacity of 2,000 distinct 2-grams (of
+    3,709) the sample keeps a hash-chosen half of them, H stays within 10% of the exact one, and the sample is
+    the same whether the documents come together or one at a time, in either order. (Thinner samples are
+    noisier: H is a difference of two large sums; `vocabrisk.counting.contexts`.)"""
+    documents = real_documents()
+    ids, lengths = np.concatenate(documents), [len(d) for d in documents]
+    counts = np.bincount(ids)
+    exact = contexts.sample(ids, lengths)
+    assert exact.level == 0 and exact.keys.size > 3_000
+    monkeypatch.setattr(contexts, "CAPACITY", 2_000)
+    thinned = contexts.sample(ids, lengths)
+    assert thinned.level == 1 and thinned.keys.size <= 2_000 and thinned.pairs == exact.pairs
+    assert thinned.entropy(counts) == pytest.approx(exact.entropy(counts), rel=0.1)
+    parts = [contexts.sample(d, [len(d)]) for d in documents]
+    assert reduce(lambda a, b: a + b, parts) == thinned == reduce(lambda a, b: b + a, parts[::-1])
+
+
+def test_a_scan_s_profile_holds_the_entropy_of_its_corpus_and_a_loaded_one_keeps_it(tmp_path):
+    from vocabrisk.profile.profile import Profile
+
+    profile = scan([str(SAMPLES / "korean-notes.txt")], "demo")
+    documents = real_documents()[:1]
+    assert profile.contexts["pairs"] == len(documents[0]) - 1
+    assert profile.contexts["entropy"] == pytest.approx(entropy_by_definition([d.tolist() for d in documents]))
+    assert Profile.load(profile.save(tmp_path / "korean")).contexts == profile.contexts
+    assert (profile + profile).contexts is None  # a sum's entropy is not its parts': it says it has none
