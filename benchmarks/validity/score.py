@@ -300,6 +300,24 @@ def linear_shift():
         yield
 
 
+V4_BODY_GAIN = 1950.0  # v4's uncalibrated body gain, before v5 (docs/VALIDITY.md, "v5")
+
+
+@contextmanager
+def as_v4():
+    """The landed v4 beside today's v5 (pool H, PROTOCOL-pool-h.md): v5's body without its e^{-H} factor
+    (H taken as 0), every other term the same; calibrations fitted inside it fit v4's body."""
+    from vocabrisk.risk import forecast as module
+
+    original = module.Body.of.__func__
+
+    def of(cls, shares, exposure, old_usage, drive, collision, entropy=None):
+        return original(cls, shares, exposure, old_usage, drive, collision, 0.0)
+
+    with mock.patch.object(module.Body, "of", classmethod(of)):
+        yield
+
+
 def v3_forecast(profile, plan, width: int) -> np.ndarray:
     """The v3 forecast as landed, uncalibrated, at each checkpoint (the shape baseline: linear in Σ lr)."""
     from vocabrisk.risk.calibration import Calibration
@@ -343,11 +361,20 @@ def within(predicted, measured, factor: float) -> list[bool]:
     return [m > 0 and 1 / factor <= p / m <= factor for p, m in zip(predicted, measured, strict=True)]
 
 
-def score(runs: Runs) -> dict:
-    """Every number the protocol reports, for the runs of the Runs' split."""
+def score(runs: Runs, form: str = FORM) -> dict:
+    """Every number the protocol reports, for the runs of the Runs' split, by today's forecast (FORM) or, with
+    FORM "v4", by the landed v4 (`as_v4`)."""
+    if form == "v4":
+        with as_v4():
+            return _score(runs, form)
+    return _score(runs, form)
+
+
+def _score(runs: Runs, form: str) -> dict:
     from vocabrisk.risk.calibration import Calibration
     from vocabrisk.risk.summary import Summary
 
+    uncalibrated = Calibration(body_gain=V4_BODY_GAIN) if form == "v4" else Calibration()
     plan_a = runs.plans["A"]
     names = runs.names("A")
     results = {"split": runs.split, "candidates": len(names), "old": {}}
@@ -359,10 +386,10 @@ def score(runs: Runs) -> dict:
 
         measured = {key: [runs.value(n, "A", old, key) for n in names] for key in ("total", "head_only")}
         forecasts = {n: made(n, "A").forecast for n in names}
-        defaults = {n: made(n, "A", Calibration()).forecast for n in names}
+        defaults = {n: made(n, "A", uncalibrated).forecast for n in names}
         predictors = {
-            f"forecast {FORM} (calibrated)": ([forecasts[n].total for n in names], [forecasts[n].head for n in names]),
-            f"forecast {FORM} (uncalibrated defaults)": (
+            f"forecast {form} (calibrated)": ([forecasts[n].total for n in names], [forecasts[n].head for n in names]),
+            f"forecast {form} (uncalibrated defaults)": (
                 [defaults[n].total for n in names],
                 [defaults[n].head for n in names],
             ),
@@ -669,10 +696,16 @@ def main() -> int:
         return 0
 
     if args.pool:
-        results = score(Runs.v4_pool(log, args.pool))
-        results["one_epoch"] = one_epoch(results)
-        title = f"v4 on pool {args.pool} (fresh sources): SmolLM2-135M-Instruct"
-        text = markdown(results, title) + one_epoch_markdown(results, args.pool)
+        runs = Runs.v4_pool(log, args.pool)
+        forms = (FORM, "v4") if args.pool == "H" else ("v4",)  # pool H tests v5, v4 beside it; F and G tested v4
+        scored = {form: score(runs, form) for form in forms}
+        text = ""
+        for form, results in scored.items():
+            results["one_epoch"] = one_epoch(results)
+            title = f"{form} on pool {args.pool} (fresh sources): SmolLM2-135M-Instruct"
+            text += markdown(results, title) + one_epoch_markdown(results, args.pool) + "\n\n"
+        results = scored[forms[0]] | ({"v4": scored["v4"]} if len(forms) > 1 else {})
+        text = text.rstrip("\n")
         print(text)
         write(V4 / f"pool-{args.pool.lower()}" / "results", results, text)
         return 0
