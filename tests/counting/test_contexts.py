@@ -1,6 +1,6 @@
-"""The 2-gram sample: exact counts of the 2-grams inside documents while they fit, a hash-chosen share of
-them after; samples of parts merge into the whole's in any order; H(next | previous) from it is the plug-in
-entropy, exactly below capacity and within a few per cent above (`vocabrisk.counting.contexts`)."""
+"""The 2-gram counts: exact counts of the 2-grams inside documents while they fit, an overflow said after;
+counts of parts merge into the whole's in any order; H(next | previous) from them is the plug-in entropy
+(`vocabrisk.counting.contexts`)."""
 
 from __future__ import annotations
 
@@ -46,13 +46,13 @@ def real_documents() -> list[np.ndarray]:
 
 @settings(max_examples=60, deadline=None)
 @given(documents=documents_strategy, special=st.sets(st.integers(0, 40), max_size=3))
-def test_the_sample_below_capacity_is_every_2_gram_inside_a_document_counted(documents, special):
+def test_the_sample_is_every_2_gram_inside_a_document_counted(documents, special):
     ids = np.array([i for d in documents for i in d], dtype=np.uint32)
     mask = np.zeros(41, dtype=bool)
     mask[list(special)] = True
     found = contexts.sample(ids, [len(d) for d in documents], mask)
     expected = pairs_by_definition(documents, special)
-    assert found.level == 0 and found.pairs == sum(expected.values())
+    assert not found.overflowed and found.pairs == sum(expected.values())
     kept = {(int(k) >> 32, int(k) & 0xFFFFFFFF): int(c) for k, c in zip(found.keys, found.counts, strict=True)}
     assert kept == expected
 
@@ -77,22 +77,22 @@ def test_the_entropy_is_the_plug_in_entropy_of_a_token_given_the_one_before(docu
         assert found == pytest.approx(entropy_by_definition(documents), abs=1e-9)
 
 
-def test_past_capacity_the_sample_thins_by_hash_estimates_the_entropy_and_still_merges_exactly(monkeypatch):
-    """Real text (the demo tokenizer on the sample corpora): with a capacity of 2,000 distinct 2-grams (of
-    3,709) the sample keeps a hash-chosen half of them, H stays within 10% of the exact one, and the sample is
-    the same whether the documents come together or one at a time, in either order. (Thinner samples are
-    noisier: H is a difference of two large sums; `vocabrisk.counting.contexts`.)"""
+def test_past_capacity_the_sample_overflows_keeps_nothing_and_says_so_in_any_order(monkeypatch):
+    """Real text (the demo tokenizer on the sample corpora, 3,709 distinct 2-grams): under the capacity the
+    documents merge one at a time into the whole's exact counts; past it the whole overflows, whatever the
+    order its parts merge in, counts every 2-gram still and has no entropy."""
     documents = real_documents()
     ids, lengths = np.concatenate(documents), [len(d) for d in documents]
     counts = np.bincount(ids)
     exact = contexts.sample(ids, lengths)
-    assert exact.level == 0 and exact.keys.size > 3_000
-    monkeypatch.setattr(contexts, "CAPACITY", 2_000)
-    thinned = contexts.sample(ids, lengths)
-    assert thinned.level == 1 and thinned.keys.size <= 2_000 and thinned.pairs == exact.pairs
-    assert thinned.entropy(counts) == pytest.approx(exact.entropy(counts), rel=0.1)
     parts = [contexts.sample(d, [len(d)]) for d in documents]
-    assert reduce(lambda a, b: a + b, parts) == thinned == reduce(lambda a, b: b + a, parts[::-1])
+    assert not exact.overflowed and exact.keys.size > 3_000 and reduce(lambda a, b: a + b, parts) == exact
+    monkeypatch.setattr(contexts, "CAPACITY", 3_000)
+    parts = [contexts.sample(d, [len(d)]) for d in documents]
+    assert not any(p.overflowed for p in parts)  # each document alone fits
+    for merged in (reduce(lambda a, b: a + b, parts), reduce(lambda a, b: b + a, parts[::-1])):
+        assert merged == contexts.sample(ids, lengths) == ContextSample(pairs=exact.pairs, overflowed=True)
+        assert merged.entropy(counts) is None
 
 
 def test_a_scan_s_profile_holds_the_entropy_of_its_corpus_and_a_loaded_one_keeps_it(tmp_path):
@@ -100,7 +100,29 @@ def test_a_scan_s_profile_holds_the_entropy_of_its_corpus_and_a_loaded_one_keeps
 
     profile = scan([str(SAMPLES / "korean-notes.txt")], "demo")
     documents = real_documents()[:1]
-    assert profile.contexts["pairs"] == len(documents[0]) - 1
+    assert profile.contexts["pairs"] == len(documents[0]) - 1 and not profile.contexts["overflowed"]
     assert profile.contexts["entropy"] == pytest.approx(entropy_by_definition([d.tolist() for d in documents]))
     assert Profile.load(profile.save(tmp_path / "korean")).contexts == profile.contexts
     assert (profile + profile).contexts is None  # a sum's entropy is not its parts': it says it has none
+
+
+def test_a_corpus_past_capacity_gets_a_forecast_that_says_its_h_was_not_measured(monkeypatch, tmp_path):
+    import json
+
+    from vocabrisk.errors import ProfileError
+    from vocabrisk.profile.profile import Profile
+    from vocabrisk.risk.forecast import UNMEASURED_ENTROPY
+    from vocabrisk.risk.summary import Summary
+
+    monkeypatch.setattr(contexts, "CAPACITY", 100)
+    profile = scan([str(SAMPLES / "korean-notes.txt")], "demo")
+    assert profile.contexts == {"pairs": profile.contexts["pairs"], "entropy": None, "overflowed": True}
+    forecast = Summary.of(profile).forecast
+    assert forecast.terms.entropy == UNMEASURED_ENTROPY and not forecast.terms.entropy_known
+    assert "distinct 2-grams the scan counts exactly): H taken as 2.07 nats" in forecast.basis
+    folder = profile.save(tmp_path / "korean")
+    data = json.loads((folder / "profile.json").read_text(encoding="utf-8"))
+    data["contexts"] = {"pairs": 10, "entropy": None, "overflowed": False}  # pairs without an entropy: edited
+    (folder / "profile.json").write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ProfileError, match="contexts of the wrong kind"):
+        Profile.load(folder)

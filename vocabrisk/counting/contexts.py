@@ -1,21 +1,19 @@
-"""How predictable a corpus's next token is from the one before: a mergeable sample of its 2-gram counts.
+"""How predictable a corpus's next token is from the one before: its exact 2-gram counts, while they fit.
 
 The forecast's body term (v5) reads `H = H(next | previous)`, the plug-in entropy of a token given the
 token before it inside a document, in nats: `H(2-grams) - H(tokens)`. Text the model can learn to
 continue with confidence (tables, word lists, templates, a small corpus repeated) has a low H; varied
 prose the highest. A corpus of low H is fitted consistently, so the network's steps on it add up.
 
-Exact 2-gram counts of a large corpus would not fit in memory, so the sample keeps the exact counts of
-every 2-gram whose hash has its top LEVEL bits zero (a share 2^-LEVEL of the distinct 2-grams, chosen by
-their content): when more than CAPACITY distinct ones are kept, LEVEL rises by one and the 2-grams above
-the new threshold are dropped (adaptive distinct sampling, Gibbons 2001). Σ c ln c over all 2-grams is
-then estimated by the kept ones' Σ c ln c · 2^LEVEL, without bias over the hash; a corpus with fewer
-than CAPACITY distinct 2-grams (every benchmark corpus) is counted exactly. A thin sample is noisy, H
-being a difference of two large sums (on the demo's sample corpora: 7% off at 1/2, 70% at 1/8); sampling
-by the previous token instead, each kept token's entropy exact, is the next step for corpora far past
-CAPACITY. Samples of any parts of a
-corpus merge into the sample of the whole, whatever the order or number of workers. 2-grams never cross a
-document's end or hold a special id; a long document counted in pieces gets the sample of the whole.
+The counts are exact, kept as sorted 2-gram keys and their counts, while the corpus has at most CAPACITY
+distinct 2-grams (16 MB; about a few million tokens of varied text, every benchmark corpus); past that the
+sample says it overflowed and holds nothing, and the forecast takes H as unmeasured and says so. Samples of
+parts merge into the whole's whatever the order or number of workers: the whole overflows exactly when it
+has more than CAPACITY distinct 2-grams, and a part that overflowed is part of a whole that does. Two
+sampling schemes were tried on real text and neither kept H within 10% at a quarter of it (`docs/VALIDITY.md`,
+"v5"): sampled 2-gram types make H a difference of two large sums, sampled previous tokens miss code's few
+heavy contexts; sampled documents would not bound the memory of a single long one. 2-grams never cross a document's end or hold a special
+id; a long document counted in pieces gets the counts of the whole.
 """
 
 from __future__ import annotations
@@ -25,8 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-CAPACITY = 1 << 19  # distinct 2-grams kept: 8 MB of keys and counts at most
-_MIX = (np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB))  # splitmix64's finaliser
+CAPACITY = 1 << 20  # distinct 2-grams counted exactly: 16 MB of keys and counts
 
 
 def _empty_keys() -> np.ndarray:
@@ -39,37 +36,38 @@ def _empty_counts() -> np.ndarray:
 
 @dataclass
 class ContextSample:
-    """The kept 2-grams (KEYS: previous id << 32 | next id, sorted) with their exact COUNTS, at LEVEL, and
-    PAIRS, every 2-gram counted (kept or not)."""
+    """The 2-grams (KEYS: previous id << 32 | next id, sorted) with their COUNTS, and PAIRS, every 2-gram
+    counted; none kept where the distinct 2-grams OVERFLOWED the capacity."""
 
     keys: np.ndarray = field(default_factory=_empty_keys)
     counts: np.ndarray = field(default_factory=_empty_counts)
-    level: int = 0
     pairs: int = 0
+    overflowed: bool = False
 
     def __add__(self, other: ContextSample) -> ContextSample:
-        level = max(self.level, other.level)
-        keys = np.concatenate([_kept(self.keys, level), _kept(other.keys, level)])
-        counts = np.concatenate([self.counts[_below(self.keys, level)], other.counts[_below(other.keys, level)]])
-        return _thinned(*_summed(keys, counts), level, self.pairs + other.pairs)
+        pairs = self.pairs + other.pairs
+        if self.overflowed or other.overflowed:
+            return ContextSample(pairs=pairs, overflowed=True)
+        keys = np.concatenate([self.keys, other.keys])
+        unique, inverse = np.unique(keys, return_inverse=True)
+        counts = np.bincount(inverse, weights=np.concatenate([self.counts, other.counts]), minlength=unique.size)
+        return _kept(unique, counts.astype(np.int64), pairs)
 
     def __eq__(self, other: object) -> bool:
         return (
             isinstance(other, ContextSample)
-            and (self.level, self.pairs) == (other.level, other.pairs)
+            and (self.pairs, self.overflowed) == (other.pairs, other.overflowed)
             and np.array_equal(self.keys, other.keys)
             and np.array_equal(self.counts, other.counts)
         )
 
     def entropy(self, token_counts: np.ndarray) -> float | None:
-        """H(next | previous) in nats: the estimated H(2-grams) less H(tokens) of TOKEN_COUNTS; None without a
-        2-gram. Never below 0."""
-        if self.pairs <= 0:
+        """H(next | previous) in nats: H(2-grams) less H(tokens) of TOKEN_COUNTS, never below 0; None without a
+        2-gram or where the sample overflowed."""
+        if self.pairs <= 0 or self.overflowed:
             return None
         kept = self.counts.astype(np.float64)
-        plogp = float(np.sum(kept * np.log(kept))) * 2.0**self.level
-        pairs = float(self.pairs)
-        joint = math.log(pairs) - plogp / pairs
+        joint = math.log(self.pairs) - float(np.sum(kept * np.log(kept))) / self.pairs
         tokens = np.asarray(token_counts, dtype=np.float64)
         tokens = tokens[tokens > 0]
         single = math.log(tokens.sum()) - float(np.sum(tokens * np.log(tokens))) / tokens.sum()
@@ -77,8 +75,8 @@ class ContextSample:
 
 
 def sample(ids: np.ndarray, lengths, special: np.ndarray | None = None) -> ContextSample:
-    """The sample of the 2-grams inside each document of IDS (documents of LENGTHS, one after another),
-    leaving out any that holds a SPECIAL id (True per id): the tokenizer's template, not the text."""
+    """The 2-grams inside each document of IDS (documents of LENGTHS, one after another), leaving out any that
+    holds a SPECIAL id (True per id): the tokenizer's template, not the text."""
     ids = np.asarray(ids)
     if len(ids) < 2:
         return ContextSample()
@@ -90,40 +88,11 @@ def sample(ids: np.ndarray, lengths, special: np.ndarray | None = None) -> Conte
         keep &= ~(marked[:-1] | marked[1:])
     wide = ids.astype(np.uint64)
     keys = ((wide[:-1] << np.uint64(32)) | wide[1:])[keep]
-    pairs = int(keys.size)
     unique, counts = np.unique(keys, return_counts=True)
-    return _thinned(unique, counts.astype(np.int64), 0, pairs)
+    return _kept(unique, counts.astype(np.int64), int(keys.size))
 
 
-def _hash(keys: np.ndarray) -> np.ndarray:
-    h = keys.copy()
-    for shift, mix in ((30, _MIX[0]), (27, _MIX[1])):
-        h ^= h >> np.uint64(shift)
-        h *= mix
-    return h ^ (h >> np.uint64(31))
-
-
-def _below(keys: np.ndarray, level: int) -> np.ndarray:
-    """Which KEYS a sample at LEVEL keeps: those whose hash has its top LEVEL bits zero."""
-    if level == 0:
-        return np.ones(keys.size, dtype=bool)
-    return (_hash(keys) >> np.uint64(64 - level)) == 0
-
-
-def _kept(keys: np.ndarray, level: int) -> np.ndarray:
-    return keys[_below(keys, level)]
-
-
-def _summed(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """KEYS made unique and sorted, the COUNTS of equal keys added."""
-    unique, inverse = np.unique(keys, return_inverse=True)
-    return unique, np.bincount(inverse, weights=counts, minlength=unique.size).astype(np.int64)
-
-
-def _thinned(keys: np.ndarray, counts: np.ndarray, level: int, pairs: int) -> ContextSample:
-    """The sample at the lowest level from LEVEL up that keeps at most CAPACITY distinct 2-grams."""
-    while keys.size > CAPACITY:
-        level += 1
-        below = _below(keys, level)
-        keys, counts = keys[below], counts[below]
-    return ContextSample(keys, counts, level, pairs)
+def _kept(keys: np.ndarray, counts: np.ndarray, pairs: int) -> ContextSample:
+    if keys.size > CAPACITY:
+        return ContextSample(pairs=pairs, overflowed=True)
+    return ContextSample(keys, counts, pairs)

@@ -79,7 +79,8 @@ class Profile:
     # How much the corpus repeats itself: {"trigrams": n, "collision": Σ f(g)²} (`vocabrisk.counting.repeats`);
     # None in a profile saved before vocabrisk measured it
     repetition: dict | None = None
-    # How predictable its next token is from the one before: {"pairs": n, "entropy": H(next | previous) in nats}
+    # How predictable its next token is from the one before: {"pairs": n, "entropy": H(next | previous) in nats,
+    # "overflowed": whether the corpus had more distinct 2-grams than the scan counts exactly, entropy None then}
     # (`vocabrisk.counting.contexts`); None in a profile saved before vocabrisk measured it, or a sum of profiles
     contexts: dict | None = None
     # What a reader should know of how it was made, which reports show: what a loaded profile lacks that would
@@ -105,7 +106,8 @@ class Profile:
             table,
             model=model,
             repetition={"trigrams": counts.trigrams, "collision": counts.collision},
-            contexts={"pairs": counts.contexts.pairs, "entropy": counts.context_entropy},
+            contexts={"pairs": counts.contexts.pairs, "entropy": counts.context_entropy,
+                      "overflowed": counts.contexts.overflowed},  # fmt: skip
             documents=counts.documents,
             text_bytes=counts.text_bytes,
             total_tokens=counts.tokens,
@@ -456,24 +458,27 @@ def _repetition(folder: Path, value: object) -> dict | None:
 
 
 def _contexts(folder: Path, value: object) -> dict | None:
-    """profile.json's `contexts` ({"pairs", "entropy"}), checked; None where a profile has none."""
+    """profile.json's `contexts` ({"pairs", "entropy", "overflowed"}), checked; None where a profile has none."""
     if value is None:
         return None
-    pairs = value.get("pairs") if isinstance(value, dict) else None
-    entropy = value.get("entropy") if isinstance(value, dict) else None
+    pairs, entropy, overflowed = (value.get(k) if isinstance(value, dict) else None for k in _CONTEXT_KEYS)
     if (
         not isinstance(pairs, int)
         or isinstance(pairs, bool)
         or pairs < 0
-        or not (
-            entropy is None or (isinstance(entropy, (int, float)) and not isinstance(entropy, bool) and entropy >= 0)
-        )
-        or (entropy is None) != (pairs == 0)
+        or not isinstance(overflowed, bool)
+        or not (entropy is None or (isinstance(entropy, (int, float)) and not isinstance(entropy, bool) and entropy >= 0))
+        or (entropy is None) != (pairs == 0 or overflowed)
     ):
         raise _corrupt(
-            folder, f"{PROFILE_JSON} has contexts of the wrong kind ({value!r}): 2-gram pairs and an entropy ≥ 0"
+            folder,
+            f"{PROFILE_JSON} has contexts of the wrong kind ({value!r}): 2-gram pairs, whether they overflowed, "
+            "and an entropy ≥ 0 unless there were none or they overflowed",
         )
-    return {"pairs": pairs, "entropy": None if entropy is None else float(entropy)}
+    return {"pairs": pairs, "entropy": None if entropy is None else float(entropy), "overflowed": overflowed}
+
+
+_CONTEXT_KEYS = ("pairs", "entropy", "overflowed")
 
 
 def _check_fields(folder: Path, meta: dict) -> None:

@@ -70,8 +70,9 @@ The forecast is a curve over the plan (`Forecast.curve`): every term at each che
 its last point.
 
 Where each of these came from, and what the ablation on the design runs kept: docs/VALIDITY.md
-("v3", "v4", "v5"). A profile saved before the 2-gram sample existed has no H; the forecast then takes
-the design corpora's median (`UNMEASURED_ENTROPY`) and says so. A profile saved before the 3-gram sketch
+("v3", "v4", "v5"). A profile without H (saved before v5, a sum of profiles, or a corpus with more
+distinct 2-grams than the scan counts exactly) gets the design corpora's median (`UNMEASURED_ENTROPY`),
+and the forecast says so. A profile saved before the 3-gram sketch
 existed has no R; the forecast then takes every 3-gram as unique (R = the implied epochs) and says so.
 
 Without calibration the documented defaults below apply and the band is wider.
@@ -85,6 +86,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from vocabrisk.counting.contexts import CAPACITY
 from vocabrisk.prior.old_text import OldText
 from vocabrisk.risk.calibration import Calibration
 from vocabrisk.risk.exposure import distribution
@@ -132,7 +134,7 @@ class Body:
     repeats: float  # R: the plan's revisits of the corpus's 3-grams
     repeats_known: bool  # False where the profile has no 3-gram sketch and R is the implied epochs
     entropy: float  # H: the corpus's next-token entropy given the token before, nats
-    entropy_known: bool  # False where the profile has no 2-gram sample and H is UNMEASURED_ENTROPY
+    entropy_known: bool  # False where the profile has no H (`Forecast.basis` says why) and H is UNMEASURED_ENTROPY
     unit: float  # the term at the plan's last step: lr · (1 - e^{-Σlr/BODY_RELAXATION}) · S · B · ln(1 + R) · e^{-H}
     curve: tuple[float, ...] = ()  # the term at each of the drive's checkpoints
 
@@ -272,7 +274,10 @@ class Forecast:
         if not self.terms.repeats_known:
             parts.append("no 3-gram sketch in the profile (scan again to measure repetition)")
         if not self.terms.entropy_known:
-            parts.append("no 2-gram sample in the profile (scan again to measure predictability)")
+            parts.append(
+                f"no 2-gram entropy H in the profile (saved before v5, a sum of profiles, or a corpus past the "
+                f"{CAPACITY:,} distinct 2-grams the scan counts exactly): H taken as {UNMEASURED_ENTROPY} nats"
+            )
         return ", ".join(parts)
 
     @property
