@@ -12,8 +12,8 @@ parts merge into the whole's whatever the order or number of workers: the whole 
 has more than CAPACITY distinct 2-grams, and a part that overflowed is part of a whole that does. Two
 sampling schemes were tried on real text and neither kept H within 10% at a quarter of it (`docs/VALIDITY.md`,
 "v5"): sampled 2-gram types make H a difference of two large sums, sampled previous tokens miss code's few
-heavy contexts; sampled documents would not bound the memory of a single long one. 2-grams never cross a document's end or hold a special
-id; a long document counted in pieces gets the counts of the whole.
+heavy contexts; sampled documents would not bound the memory of a single long one. 2-grams never cross a
+document's end or hold a special id; a long document counted in pieces gets the counts of the whole.
 """
 
 from __future__ import annotations

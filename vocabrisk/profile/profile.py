@@ -106,8 +106,11 @@ class Profile:
             table,
             model=model,
             repetition={"trigrams": counts.trigrams, "collision": counts.collision},
-            contexts={"pairs": counts.contexts.pairs, "entropy": counts.context_entropy,
-                      "overflowed": counts.contexts.overflowed},  # fmt: skip
+            contexts={
+                "pairs": counts.contexts.pairs,
+                "entropy": counts.context_entropy,
+                "overflowed": counts.contexts.overflowed,
+            },
             documents=counts.documents,
             text_bytes=counts.text_bytes,
             total_tokens=counts.tokens,
@@ -467,7 +470,7 @@ def _contexts(folder: Path, value: object) -> dict | None:
         or isinstance(pairs, bool)
         or pairs < 0
         or not isinstance(overflowed, bool)
-        or not (entropy is None or (isinstance(entropy, (int, float)) and not isinstance(entropy, bool) and entropy >= 0))
+        or not (entropy is None or (type(entropy) in (int, float) and entropy >= 0))
         or (entropy is None) != (pairs == 0 or overflowed)
     ):
         raise _corrupt(
