@@ -48,10 +48,17 @@ class ContextSample:
         pairs = self.pairs + other.pairs
         if self.overflowed or other.overflowed:
             return ContextSample(pairs=pairs, overflowed=True)
-        keys = np.concatenate([self.keys, other.keys])
-        unique, inverse = np.unique(keys, return_inverse=True)
-        counts = np.bincount(inverse, weights=np.concatenate([self.counts, other.counts]), minlength=unique.size)
-        return _kept(unique, counts.astype(np.int64), pairs)
+        big, small = (self, other) if self.keys.size >= other.keys.size else (other, self)
+        # both sorted: the smaller one's keys found in the larger's (a batch merging into a whole corpus's
+        # counts is small), the rest inserted in order, without sorting the larger again
+        at = np.searchsorted(big.keys, small.keys)
+        found = at < big.keys.size
+        found[found] = big.keys[at[found]] == small.keys[found]
+        counts = big.counts.copy()
+        np.add.at(counts, at[found], small.counts[found])
+        new = ~found
+        keys = np.insert(big.keys, at[new], small.keys[new])
+        return _kept(keys, np.insert(counts, at[new], small.counts[new]), pairs)
 
     def __eq__(self, other: object) -> bool:
         return (
