@@ -11,11 +11,13 @@ from itertools import pairwise
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 from helpers import REPO, SAMPLES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vocabrisk import scan
+from vocabrisk.cli.commands import main
 from vocabrisk.counting import contexts
 from vocabrisk.counting.contexts import ContextSample
 
@@ -121,6 +123,8 @@ def test_a_corpus_past_capacity_gets_a_forecast_that_says_its_h_was_not_measured
     assert forecast.terms.entropy == UNMEASURED_ENTROPY and not forecast.terms.entropy_known
     assert "distinct 2-grams the scan counts exactly): H taken as 2.07 nats" in forecast.basis
     folder = profile.save(tmp_path / "korean")
+    gated = CliRunner().invoke(main, ["gate", str(folder), "--max-forgetting", "10", "--format", "json"])
+    assert gated.exit_code == 0 and "no 2-gram entropy: H taken as 2.07 nats" in gated.stdout, gated.output
     data = json.loads((folder / "profile.json").read_text(encoding="utf-8"))
     data["contexts"] = {"pairs": 10, "entropy": None, "overflowed": False}  # pairs without an entropy: edited
     (folder / "profile.json").write_text(json.dumps(data), encoding="utf-8")
