@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import data
 import score
-from design import spearman
+from design import Transcript, spearman
 
 OUT = data.REPO / "docs" / "validity" / "v4" / "alike.txt"
 
@@ -64,17 +64,13 @@ def steps_alike(stream: np.ndarray, vocab: int, seq_len: int, batch: int, pairs:
     return float(np.mean(values))
 
 
-def main() -> int:
+def probe() -> int:
     from tokenizers import Tokenizer
 
     from vocabrisk.risk.calibration import Calibration
     from vocabrisk.risk.summary import Summary
 
-    lines = []
-
-    def say(text: str = "") -> None:
-        print(text, flush=True)
-        lines.append(text)
+    say = Transcript()
 
     sets = {"v3 (design)": score.Runs.v3(print), "v4 (held out once, seen)": score.Runs.v4(print, "heldout")}
     first = next(iter(sets.values()))
@@ -137,8 +133,14 @@ def main() -> int:
             for c in sorted(cs, key=lambda c: c["total"] - c["head_only"]):
                 say(f"  {old:>4} {c['name']:>46} {c['total'] - c['head_only']:+.3f}  "
                     f"{c['landed_B']:.3f} {c['B2']:.3f} {c['Bc']:.3f} {c['C']:.3f} {c['R']:.1f}")  # fmt: skip
-    OUT.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    say.write(OUT)
     return 0
+
+
+def main() -> int:
+    """The probe as it ran, on v4's forecast (today's v5 without its e^-H factor: `score.as_v4`)."""
+    with score.as_v4():
+        return probe()
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import data
 import score
-from design import spearman
+from design import Transcript, spearman
 
 OUT = data.REPO / "docs" / "validity" / "v4" / "body-probe.txt"
 
@@ -94,12 +94,8 @@ def forms() -> dict:
     return out
 
 
-def main() -> int:
-    lines = []
-
-    def say(text: str = "") -> None:
-        print(text, flush=True)
-        lines.append(text)
+def probe() -> int:
+    say = Transcript()
 
     every = cases(print)
     columns = [(s, o) for s in ("v3", "E", "F") for o in ("wiki", "code")]
@@ -128,8 +124,14 @@ def main() -> int:
                     [c["head"] + gain * term(c) - c["adaptation"] for c in cs], [c["total"] for c in cs]
                 )
         row(label, values)
-    OUT.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    say.write(OUT)
     return 0
+
+
+def main() -> int:
+    """The probe as it ran, on v4's forecast (today's v5 without its e^-H factor: `score.as_v4`)."""
+    with score.as_v4():
+        return probe()
 
 
 if __name__ == "__main__":

@@ -58,6 +58,21 @@ def spearman(x, y) -> float:
     return float(spearmanr(x, y).statistic)
 
 
+class Transcript:
+    """A design probe's output: each line printed as it comes and kept, then written whole to its file."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def __call__(self, text: str = "") -> None:
+        print(text, flush=True)
+        self.lines.append(text)
+
+    def write(self, path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(self.lines) + "\n", encoding="utf-8")
+
+
 class Case:
     """One design run on one old text: the forecast's pieces before their constants, and the measurement."""
 

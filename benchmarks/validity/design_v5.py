@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import data
 import score
-from design import spearman
+from design import Transcript, spearman
 
 OUT = data.REPO / "docs" / "validity" / "v5" / "design.txt"
 SETS = ("v3", "E", "F", "G")
@@ -77,11 +77,7 @@ def forms() -> dict:
 
 
 def main() -> int:
-    lines = []
-
-    def say(text: str = "") -> None:
-        print(text, flush=True)
-        lines.append(text)
+    say = Transcript()
 
     every = cases(print)
     columns = [(s, o) for o in OLDS for s in SETS]
@@ -111,8 +107,7 @@ def main() -> int:
     entropies = sorted({(c["set"], c["name"]): c["H"] for c in every}.values())
     say(f"H over the {len(entropies)} design corpora: median {float(np.median(entropies)):.2f} nats, "
         f"range {entropies[0]:.2f}-{entropies[-1]:.2f}")  # fmt: skip
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    say.write(OUT)
     return 0
 
 
