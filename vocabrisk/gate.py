@@ -183,6 +183,8 @@ def _absolute_checks(summary: Summary, thresholds: Thresholds) -> list[Check]:
             basis += ", no 3-gram sketch: repetition taken as the epochs (scan again)"
         if not forecast.terms.entropy_known:
             basis += f", no 2-gram entropy: H taken as {forecast.terms.entropy} nats"
+        elif forecast.terms.entropy_level:
+            basis += f", H measured on a 1/{2**forecast.terms.entropy_level} sample of the documents"
         band = f"band {forecast.low:.3f}–{forecast.high:.3f}" if forecast.possible else "beyond what is possible"
         constants = f"{forecast.calibration.source} constants" if forecast.calibration.calibrated else "uncalibrated"
         checks.append(

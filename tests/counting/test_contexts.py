@@ -1,9 +1,10 @@
-"""The 2-gram counts: exact counts of the 2-grams inside documents while they fit, an overflow said after;
-counts of parts merge into the whole's in any order; H(next | previous) from them is the plug-in entropy
-(`vocabrisk.counting.contexts`)."""
+"""The 2-gram counts: exact counts of the 2-grams inside documents, of every document while they fit and of a
+sample of documents chosen by their content after; counts of parts merge into the whole's in any order; H(next |
+previous) from them is the plug-in entropy of what was kept (`vocabrisk.counting.contexts`)."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from functools import reduce
@@ -24,46 +25,63 @@ from vocabrisk.counting.contexts import ContextSample
 documents_strategy = st.lists(st.lists(st.integers(0, 40), max_size=60), max_size=8)
 
 
-def pairs_by_definition(documents: list[list[int]], special: set[int]) -> Counter:
+def pairs_by_definition(documents: list[list[int]], special: set[int] = frozenset()) -> Counter:
     return Counter(g for ids in documents for g in pairwise(ids) if special.isdisjoint(g))
+
+
+def h(counter: Counter) -> float:
+    n = sum(counter.values())
+    return -sum(c / n * math.log(c / n) for c in counter.values())
 
 
 def entropy_by_definition(documents: list[list[int]]) -> float:
     """H(2-grams) - H(tokens), plug-in, in nats, written out with Python numbers."""
-
-    def h(counter: Counter) -> float:
-        n = sum(counter.values())
-        return -sum(c / n * math.log(c / n) for c in counter.values())
-
-    return max(0.0, h(pairs_by_definition(documents, set())) - h(Counter(i for d in documents for i in d)))
+    return max(0.0, h(pairs_by_definition(documents)) - h(Counter(i for d in documents for i in d)))
 
 
-def real_documents() -> list[np.ndarray]:
+def sampled_entropy_by_definition(documents: list[list[int]]) -> float:
+    """The same over a sample of documents, its tokens those that begin a 2-gram."""
+    pairs = pairs_by_definition(documents)
+    return max(0.0, h(pairs) - h(Counter(a for (a, _), n in pairs.items() for _ in range(n))))
+
+
+def real_documents() -> tuple[list[str], list[np.ndarray]]:
+    """The sample corpora's paragraphs (1,700 documents) by the demo model's tokenizer."""
     from tokenizers import Tokenizer
 
     tokenizer = Tokenizer.from_file(str(REPO / "vocabrisk" / "demo_model" / "tokenizer.json"))
-    texts = [SAMPLES / "korean-notes.txt", *sorted((SAMPLES / "english-prose").iterdir())]
-    return [np.array(tokenizer.encode(p.read_text(encoding="utf-8")).ids, dtype=np.uint32) for p in texts]
+    paths = [SAMPLES / "korean-notes.txt", *sorted((SAMPLES / "english-prose").iterdir())]
+    texts = [p for path in paths for p in path.read_text(encoding="utf-8").split("\n\n") if p.strip()]
+    return texts, [np.array(e.ids, dtype=np.uint32) for e in tokenizer.encode_batch(texts)]
 
 
 @settings(max_examples=60, deadline=None)
-@given(documents=documents_strategy, special=st.sets(st.integers(0, 40), max_size=3))
-def test_the_sample_is_every_2_gram_inside_a_document_counted(documents, special):
+@given(documents=documents_strategy, special=st.sets(st.integers(0, 40), max_size=3), data=st.data())
+def test_the_counts_are_every_2_gram_inside_a_document(documents, special, data):
     ids = np.array([i for d in documents for i in d], dtype=np.uint32)
     mask = np.zeros(41, dtype=bool)
     mask[list(special)] = True
-    found = contexts.sample(ids, [len(d) for d in documents], mask)
+    buckets = data.draw(st.lists(st.integers(0, 32), min_size=len(documents), max_size=len(documents)))
+    found = contexts.sample(ids, [len(d) for d in documents], buckets, mask)
     expected = pairs_by_definition(documents, special)
-    assert not found.overflowed and found.pairs == sum(expected.values())
-    kept = {(int(k) >> 32, int(k) & 0xFFFFFFFF): int(c) for k, c in zip(found.keys, found.counts, strict=True)}
+    assert found.level == 0 and found.pairs == found.sampled_pairs == sum(expected.values())
+    bits = contexts._ID_BITS
+    kept = Counter()
+    for key, count in zip(found.keys.tolist(), found.counts.tolist(), strict=True):
+        kept[(key >> bits) & ((1 << bits) - 1), key & ((1 << bits) - 1)] += count
     assert kept == expected
 
 
 @settings(max_examples=40, deadline=None)
-@given(documents=documents_strategy, cut=st.integers(0, 8), data=st.data())
-def test_samples_of_parts_merge_into_the_whole_s_in_any_order(documents, cut, data):
-    whole = contexts.sample(np.array([i for d in documents for i in d], dtype=np.uint32), [len(d) for d in documents])
-    parts = [contexts.sample(np.array(d, dtype=np.uint32), [len(d)]) for d in documents]
+@given(documents=documents_strategy, data=st.data())
+def test_counts_of_parts_merge_into_the_whole_s_in_any_order(documents, data):
+    buckets = data.draw(st.lists(st.integers(0, 32), min_size=len(documents), max_size=len(documents)))
+    whole = contexts.sample(
+        np.array([i for d in documents for i in d], dtype=np.uint32), [len(d) for d in documents], buckets
+    )
+    parts = [
+        contexts.sample(np.array(d, dtype=np.uint32), [len(d)], [b]) for d, b in zip(documents, buckets, strict=True)
+    ]
     order = data.draw(st.permutations(range(len(parts))))
     assert reduce(lambda a, b: a + b, [parts[i] for i in order], ContextSample()) == whole
 
@@ -72,61 +90,81 @@ def test_samples_of_parts_merge_into_the_whole_s_in_any_order(documents, cut, da
 @given(documents=st.lists(st.lists(st.integers(0, 40), min_size=1, max_size=60), min_size=1, max_size=8))
 def test_the_entropy_is_the_plug_in_entropy_of_a_token_given_the_one_before(documents):
     ids = np.array([i for d in documents for i in d], dtype=np.uint32)
-    found = contexts.sample(ids, [len(d) for d in documents]).entropy(np.bincount(ids, minlength=41))
-    if found is None:
+    found = contexts.sample(ids, [len(d) for d in documents], [0] * len(documents))
+    entropy = found.entropy(np.bincount(ids, minlength=41))
+    if entropy is None:
         assert all(len(d) < 2 for d in documents)  # no 2-gram
     else:
-        assert found == pytest.approx(entropy_by_definition(documents), abs=1e-9)
+        assert entropy == pytest.approx(entropy_by_definition(documents), abs=1e-9)
 
 
-def test_past_capacity_the_sample_overflows_keeps_nothing_and_says_so_in_any_order(monkeypatch):
-    """Real text (the demo tokenizer on the sample corpora, 3,709 distinct 2-grams): under the capacity the
-    documents merge one at a time into the whole's exact counts; past it the whole overflows, whatever the
-    order its parts merge in, counts every 2-gram still and has no entropy."""
-    documents = real_documents()
+def test_past_capacity_a_sample_of_documents_is_kept_whatever_the_order_and_h_is_its_own(monkeypatch):
+    """Real text, 1,700 paragraphs: with room for a fifth of their distinct 2-grams, the documents kept are
+    those of bucket LEVEL or more (about 2^-LEVEL of them), the same whether they come together or one at a
+    time in either order, and H is the plug-in entropy of exactly those documents."""
+    texts, documents = real_documents()
     ids, lengths = np.concatenate(documents), [len(d) for d in documents]
-    counts = np.bincount(ids)
-    exact = contexts.sample(ids, lengths)
-    parts = [contexts.sample(d, [len(d)]) for d in documents]
-    assert not exact.overflowed and exact.keys.size > 3_000 and reduce(lambda a, b: a + b, parts) == exact
-    monkeypatch.setattr(contexts, "CAPACITY", 3_000)
-    parts = [contexts.sample(d, [len(d)]) for d in documents]
-    assert not any(p.overflowed for p in parts)  # each document alone fits
-    for merged in (reduce(lambda a, b: a + b, parts), reduce(lambda a, b: b + a, parts[::-1])):
-        assert merged == contexts.sample(ids, lengths) == ContextSample(pairs=exact.pairs, overflowed=True)
-        assert merged.entropy(counts) is None
+    buckets = [contexts.bucket(t) for t in texts]
+    exact = contexts.sample(ids, lengths, buckets)
+    monkeypatch.setattr(contexts, "CAPACITY", exact.keys.size // 5)
+    thinned = contexts.sample(ids, lengths, buckets)
+    kept = [d.tolist() for d, b in zip(documents, buckets, strict=True) if b >= thinned.level]
+    assert thinned.level >= 2 and 0 < len(kept) < len(documents) / 3 and thinned.pairs == exact.pairs
+    assert thinned.sampled_pairs == sum(pairs_by_definition(kept).values())
+    assert thinned.entropy(np.bincount(ids)) == pytest.approx(sampled_entropy_by_definition(kept), abs=1e-9)
+    parts = [contexts.sample(d, [len(d)], [b]) for d, b in zip(documents, buckets, strict=True)]
+    assert reduce(lambda a, b: a + b, parts) == thinned == reduce(lambda a, b: b + a, parts[::-1])
+
+
+def test_a_document_s_bucket_is_a_share_of_documents_by_their_first_characters():
+    texts, _ = real_documents()
+    buckets = np.array([contexts.bucket(t) for t in texts])
+    assert 0.4 < np.mean(buckets >= 1) < 0.6 and 0.15 < np.mean(buckets >= 2) < 0.35  # about 1/2, 1/4
+    long = texts[0] * 100
+    assert contexts.bucket(long) == contexts.bucket(long[: contexts.HASHED_CHARS] + "a different ending")
 
 
 def test_a_scan_s_profile_holds_the_entropy_of_its_corpus_and_a_loaded_one_keeps_it(tmp_path):
     from vocabrisk.profile.profile import Profile
 
     profile = scan([str(SAMPLES / "korean-notes.txt")], "demo")
-    documents = real_documents()[:1]
-    assert profile.contexts["pairs"] == len(documents[0]) - 1 and not profile.contexts["overflowed"]
-    assert profile.contexts["entropy"] == pytest.approx(entropy_by_definition([d.tolist() for d in documents]))
+    whole = (SAMPLES / "korean-notes.txt").read_text(encoding="utf-8")  # one document
+    from tokenizers import Tokenizer
+
+    ids = Tokenizer.from_file(str(REPO / "vocabrisk" / "demo_model" / "tokenizer.json")).encode(whole).ids
+    assert profile.contexts == {
+        "pairs": len(ids) - 1,
+        "level": 0,
+        "sampled_pairs": len(ids) - 1,
+        "entropy": pytest.approx(entropy_by_definition([ids])),
+    }
     assert Profile.load(profile.save(tmp_path / "korean")).contexts == profile.contexts
     assert (profile + profile).contexts is None  # a sum's entropy is not its parts': it says it has none
 
 
-def test_a_corpus_past_capacity_gets_a_forecast_that_says_its_h_was_not_measured(monkeypatch, tmp_path):
-    import json
-
+def test_a_forecast_says_when_h_was_measured_on_a_sample_or_not_at_all(monkeypatch, tmp_path):
     from vocabrisk.errors import ProfileError
     from vocabrisk.profile.profile import Profile
     from vocabrisk.risk.forecast import UNMEASURED_ENTROPY
     from vocabrisk.risk.summary import Summary
 
-    monkeypatch.setattr(contexts, "CAPACITY", 100)
-    profile = scan([str(SAMPLES / "korean-notes.txt")], "demo")
-    assert profile.contexts == {"pairs": profile.contexts["pairs"], "entropy": None, "overflowed": True}
+    monkeypatch.setattr(contexts, "CAPACITY", 5_000)
+    profile = scan([str(SAMPLES / "python-code.jsonl")], "demo")  # 130 records, 29,884 2-grams
+    level = profile.contexts["level"]
+    assert level > 0 and 0 < profile.contexts["sampled_pairs"] < profile.contexts["pairs"]
     forecast = Summary.of(profile).forecast
-    assert forecast.terms.entropy == UNMEASURED_ENTROPY and not forecast.terms.entropy_known
-    assert "distinct 2-grams the scan counts exactly): H taken as 2.07 nats" in forecast.basis
-    folder = profile.save(tmp_path / "korean")
+    assert forecast.terms.entropy == profile.contexts["entropy"] and forecast.terms.entropy_level == level
+    assert f"H measured on a 1/{2**level} sample of the documents" in forecast.basis
+    folder = profile.save(tmp_path / "code")
     gated = CliRunner().invoke(main, ["gate", str(folder), "--max-forgetting", "10", "--format", "json"])
-    assert gated.exit_code == 0 and "no 2-gram entropy: H taken as 2.07 nats" in gated.stdout, gated.output
+    assert gated.exit_code == 0 and f"1/{2**level} sample of the documents" in gated.stdout, gated.output
+
+    summed = Summary.of(profile + profile).forecast
+    assert summed.terms.entropy == UNMEASURED_ENTROPY and not summed.terms.entropy_known
+    assert "no 2-gram entropy H in the profile (saved before v5, or a sum of profiles)" in summed.basis
+
     data = json.loads((folder / "profile.json").read_text(encoding="utf-8"))
-    data["contexts"] = {"pairs": 10, "entropy": None, "overflowed": False}  # pairs without an entropy: edited
+    data["contexts"] = {**data["contexts"], "entropy": None}  # 2-grams sampled, no entropy: edited
     (folder / "profile.json").write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(ProfileError, match="contexts of the wrong kind"):
         Profile.load(folder)

@@ -1,29 +1,36 @@
-"""How predictable a corpus's next token is from the one before: its exact 2-gram counts, while they fit.
+"""How predictable a corpus's next token is from the one before: exact 2-gram counts of (a sample of) its documents.
 
 The forecast's body term (v5) reads `H = H(next | previous)`, the plug-in entropy of a token given the
 token before it inside a document, in nats: `H(2-grams) - H(tokens)`. Text the model can learn to
 continue with confidence (tables, word lists, templates, a small corpus repeated) has a low H; varied
 prose the highest. A corpus of low H is fitted consistently, so the network's steps on it add up.
 
-The counts are exact, kept as sorted 2-gram keys and their counts, while the corpus has at most CAPACITY
-distinct 2-grams (16 MB; about a few million tokens of varied text, every benchmark corpus); past that the
-sample says it overflowed and holds nothing, and the forecast takes H as unmeasured and says so. Samples of
-parts merge into the whole's whatever the order or number of workers: the whole overflows exactly when it
-has more than CAPACITY distinct 2-grams, and a part that overflowed is part of a whole that does. Two
-sampling schemes were tried on real text and neither kept H within 10% at a quarter of it (`docs/VALIDITY.md`,
-"v5"): sampled 2-gram types make H a difference of two large sums, sampled previous tokens miss code's few
-heavy contexts; sampled documents would not bound the memory of a single long one. 2-grams never cross a
-document's end or hold a special id; a long document counted in pieces gets the counts of the whole.
+The counts are exact, kept as sorted keys (the document's bucket, the previous id, the next id) and their
+counts. While the corpus has at most CAPACITY distinct ones (16 MB; a few million tokens of varied text,
+every benchmark corpus) every document is kept and H is the corpus's. Past that, documents are sampled by
+their content: a document's bucket is the number of leading zero bits of a hash of its first 4,096
+characters, so a share 2^-b of documents has a bucket of b or more, and the sample keeps the documents of
+bucket LEVEL or more, LEVEL the lowest that fits. H is then the plug-in entropy of that sample (its tokens
+taken as those that begin its 2-grams), what a plan of the sample's size would see: below the whole
+corpus's by the plug-in's growth with size (on five corpora of `../shared/data`: 3-7% at a half of the
+documents, 6-13% at a quarter, 12-20% at an eighth; `docs/VALIDITY.md`, "v5"). Samples of any parts merge
+into the whole's whatever the order or number of workers. 2-grams never cross a document's end or hold a
+special id; a long document counted in pieces gets the counts of the whole (the 2-grams of its pieces
+before its first 4,096 characters have arrived are held until they have, `vocabrisk.counting.pieces`).
 """
 
 from __future__ import annotations
 
 import math
+import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
 
-CAPACITY = 1 << 20  # distinct 2-grams counted exactly: 16 MB of keys and counts
+CAPACITY = 1 << 20  # distinct (bucket, 2-gram) keys counted exactly: 16 MB of keys and counts
+HASHED_CHARS = 4096  # a document's bucket hashes its first characters
+_ID_BITS = 29  # key: bucket (6 bits) | previous id (29) | next id (29); vocabularies are far below 2^29
+_PAIR = np.uint64((1 << 2 * _ID_BITS) - 1)
 
 
 def _empty_keys() -> np.ndarray:
@@ -34,21 +41,33 @@ def _empty_counts() -> np.ndarray:
     return np.zeros(0, dtype=np.int64)
 
 
+def bucket(text: str) -> int:
+    """The document's bucket: leading zero bits of a 32-bit mix of the CRC-32 of its first HASHED_CHARS."""
+    h = zlib.crc32(text[:HASHED_CHARS].encode("utf-8", "surrogatepass"))
+    h = ((h ^ (h >> 16)) * 0x45D9F3B) & 0xFFFFFFFF  # spread CRC-32's low-entropy prefixes over the top bits
+    h = ((h ^ (h >> 16)) * 0x45D9F3B) & 0xFFFFFFFF
+    return 32 - (h ^ (h >> 16)).bit_length()
+
+
 @dataclass
 class ContextSample:
-    """The 2-grams (KEYS: previous id << 32 | next id, sorted) with their COUNTS, and PAIRS, every 2-gram
-    counted; none kept where the distinct 2-grams OVERFLOWED the capacity."""
+    """The kept documents' 2-grams (KEYS, sorted) with their COUNTS, at LEVEL (documents of bucket LEVEL or
+    more), and PAIRS, every 2-gram counted, kept or not."""
 
     keys: np.ndarray = field(default_factory=_empty_keys)
     counts: np.ndarray = field(default_factory=_empty_counts)
+    level: int = 0
     pairs: int = 0
-    overflowed: bool = False
+
+    @property
+    def sampled_pairs(self) -> int:
+        return int(self.counts.sum())
 
     def __add__(self, other: ContextSample) -> ContextSample:
-        pairs = self.pairs + other.pairs
-        if self.overflowed or other.overflowed:
-            return ContextSample(pairs=pairs, overflowed=True)
-        big, small = (self, other) if self.keys.size >= other.keys.size else (other, self)
+        level = max(self.level, other.level)
+        big, small = (_at_level(self, level), _at_level(other, level))
+        if big.keys.size < small.keys.size:
+            big, small = small, big
         # both sorted: the smaller one's keys found in the larger's (a batch merging into a whole corpus's
         # counts is small), the rest inserted in order, without sorting the larger again
         at = np.searchsorted(big.keys, small.keys)
@@ -58,48 +77,78 @@ class ContextSample:
         np.add.at(counts, at[found], small.counts[found])
         new = ~found
         keys = np.insert(big.keys, at[new], small.keys[new])
-        return _kept(keys, np.insert(counts, at[new], small.counts[new]), pairs)
+        return _thinned(keys, np.insert(counts, at[new], small.counts[new]), level, self.pairs + other.pairs)
+
+    def in_bucket(self, bucket: int) -> ContextSample:
+        """The counts of one document's 2-grams, counted before its bucket was known, in BUCKET."""
+        keys = (self.keys & _PAIR) | (np.uint64(bucket) << np.uint64(2 * _ID_BITS))
+        return ContextSample(keys, self.counts, self.level, self.pairs)
 
     def __eq__(self, other: object) -> bool:
         return (
             isinstance(other, ContextSample)
-            and (self.pairs, self.overflowed) == (other.pairs, other.overflowed)
+            and (self.level, self.pairs) == (other.level, other.pairs)
             and np.array_equal(self.keys, other.keys)
             and np.array_equal(self.counts, other.counts)
         )
 
     def entropy(self, token_counts: np.ndarray) -> float | None:
-        """H(next | previous) in nats: H(2-grams) less H(tokens) of TOKEN_COUNTS, never below 0; None without a
-        2-gram or where the sample overflowed."""
-        if self.pairs <= 0 or self.overflowed:
+        """H(next | previous) in nats, never below 0: H(2-grams) less H(tokens), the tokens TOKEN_COUNTS (the
+        corpus's) where every document is kept, else the sample's tokens that begin a 2-gram; None without a
+        2-gram kept."""
+        if self.counts.size == 0:
             return None
-        kept = self.counts.astype(np.float64)
-        joint = math.log(self.pairs) - float(np.sum(kept * np.log(kept))) / self.pairs
-        tokens = np.asarray(token_counts, dtype=np.float64)
-        tokens = tokens[tokens > 0]
-        single = math.log(tokens.sum()) - float(np.sum(tokens * np.log(tokens))) / tokens.sum()
-        return max(0.0, joint - single)
+        pairs, inverse = np.unique(self.keys & _PAIR, return_inverse=True)  # a 2-gram of several buckets, once
+        joint = np.bincount(inverse, weights=self.counts, minlength=pairs.size)
+        if self.level == 0:
+            single = _entropy(np.asarray(token_counts, dtype=np.float64))
+        else:
+            _, first = np.unique(pairs >> np.uint64(_ID_BITS), return_inverse=True)
+            single = _entropy(np.bincount(first, weights=joint))
+        return max(0.0, _entropy(joint) - single)
 
 
-def sample(ids: np.ndarray, lengths, special: np.ndarray | None = None) -> ContextSample:
-    """The 2-grams inside each document of IDS (documents of LENGTHS, one after another), leaving out any that
-    holds a SPECIAL id (True per id): the tokenizer's template, not the text."""
+def sample(ids: np.ndarray, lengths, buckets, special: np.ndarray | None = None) -> ContextSample:
+    """The 2-grams inside each document of IDS (documents of LENGTHS, one after another, of BUCKETS), leaving
+    out any that holds a SPECIAL id (True per id): the tokenizer's template, not the text."""
     ids = np.asarray(ids)
+    lengths = np.asarray(lengths, dtype=np.int64)
     if len(ids) < 2:
         return ContextSample()
+    if ids.max() >= 1 << _ID_BITS:
+        raise ValueError(f"token id {int(ids.max())} is past the 2^{_ID_BITS} ids a 2-gram key holds")
     keep = np.ones(len(ids) - 1, dtype=bool)
-    ends = np.cumsum(np.asarray(lengths, dtype=np.int64)) - 1  # a document's last id starts no 2-gram
+    ends = np.cumsum(lengths) - 1  # a document's last id starts no 2-gram
     keep[ends[(ends >= 0) & (ends < keep.size)]] = False
     if special is not None and special.any():
         marked = special[ids.astype(np.intp, copy=False)]
         keep &= ~(marked[:-1] | marked[1:])
     wide = ids.astype(np.uint64)
-    keys = ((wide[:-1] << np.uint64(32)) | wide[1:])[keep]
+    per_position = np.repeat(np.asarray(buckets, dtype=np.uint64), lengths)[:-1]
+    keys = (per_position << np.uint64(2 * _ID_BITS)) | (wide[:-1] << np.uint64(_ID_BITS)) | wide[1:]
+    keys = keys[keep]
     unique, counts = np.unique(keys, return_counts=True)
-    return _kept(unique, counts.astype(np.int64), int(keys.size))
+    return _thinned(unique, counts.astype(np.int64), 0, int(keys.size))
 
 
-def _kept(keys: np.ndarray, counts: np.ndarray, pairs: int) -> ContextSample:
-    if keys.size > CAPACITY:
-        return ContextSample(pairs=pairs, overflowed=True)
-    return ContextSample(keys, counts, pairs)
+def _entropy(counts: np.ndarray) -> float:
+    counts = counts[counts > 0].astype(np.float64)
+    total = counts.sum()
+    return math.log(total) - float(np.sum(counts * np.log(counts))) / total
+
+
+def _at_level(part: ContextSample, level: int) -> ContextSample:
+    """PART with only its documents of bucket LEVEL or more."""
+    if part.level == level:
+        return part
+    kept = (part.keys >> np.uint64(2 * _ID_BITS)) >= level
+    return ContextSample(part.keys[kept], part.counts[kept], level, part.pairs)
+
+
+def _thinned(keys: np.ndarray, counts: np.ndarray, level: int, pairs: int) -> ContextSample:
+    """The sample at the lowest level from LEVEL up that keeps at most CAPACITY keys."""
+    while keys.size > CAPACITY:
+        level += 1
+        kept = (keys >> np.uint64(2 * _ID_BITS)) >= level
+        keys, counts = keys[kept], counts[kept]
+    return ContextSample(keys, counts, level, pairs)

@@ -143,12 +143,13 @@ class TokenCounter:
         """A counter for one document that arrives in pieces (see `vocabrisk.counting.pieces`)."""
         return LongDocument(self)
 
-    def encode_plain(self, texts: Sequence[str], before: np.ndarray) -> tuple[TokenCounts, np.ndarray]:
+    def encode_plain(self, texts: Sequence[str], before: np.ndarray, bucket: int) -> tuple[TokenCounts, np.ndarray]:
         """The counts of `texts`, encoded without special tokens whatever the policy, as consecutive parts of
-        one document whose ids so far end in BEFORE; and the last two ids after them (no document counted)."""
+        one document whose ids so far end in BEFORE and whose 2-gram bucket is BUCKET
+        (`vocabrisk.counting.contexts`); and the last two ids after them (no document counted)."""
         texts = list(texts)
         encoded = self._encode_plain(texts)
-        counted = self._counts_of(texts, encoded, joined=before)
+        counted = self._counts_of(texts, encoded, joined=before, bucket=bucket)
         return counted, np.concatenate([before, encoded.ids.astype(np.int64)])[-2:]
 
     @cached_property
@@ -161,11 +162,11 @@ class TokenCounter:
         special[[i for i in ids if 0 <= i < self.vocab_size]] = True
         return special
 
-    def _counts_of(self, texts: list[str], encoded: Encoded, joined: np.ndarray | None = None):
+    def _counts_of(self, texts: list[str], encoded: Encoded, joined: np.ndarray | None = None, bucket: int = 0):
         """The token counts, 3-gram sketch and 2-gram sample of encoded texts, refusing ids past the vocabulary.
 
         Each text is its own document for the sketch and sample; with JOINED (the ids just before), the texts are
-        consecutive parts of one document, which those ids began.
+        consecutive parts of one document, which those ids began, of 2-gram BUCKET.
         """
         ids = encoded.ids
         counts = np.bincount(ids, minlength=self.vocab_size).astype(np.int64, copy=False)
@@ -176,12 +177,12 @@ class TokenCounter:
             special = None
         if joined is None:
             buckets, trigrams = repeats.sketch(ids, encoded.lengths, special)
-            pairs = contexts.sample(ids, encoded.lengths, special)
+            pairs = contexts.sample(ids, encoded.lengths, [contexts.bucket(t) for t in texts], special)
         else:
             whole = np.concatenate([joined.astype(ids.dtype), ids])
             buckets, trigrams = repeats.sketch(whole, [len(whole)], special)
             tail = whole[-len(ids) - 1 :]  # the 2-gram across the join, and those after it
-            pairs = contexts.sample(tail, [len(tail)], special)
+            pairs = contexts.sample(tail, [len(tail)], [bucket], special)
         return TokenCounts(counts, trigram_sketch=buckets, trigrams=trigrams, contexts=pairs)
 
     def _unreadable(self, texts: list[str], encoded: Encoded) -> UnreadableText:

@@ -41,6 +41,8 @@ import json
 import numpy as np
 
 from vocabrisk.corpus.pieces import DIGIT, MAX_UNCUT_CHARS, PUNCT, SPACE
+from vocabrisk.counting import contexts
+from vocabrisk.counting.contexts import ContextSample
 from vocabrisk.counting.counts import TokenCounts, utf8_size
 
 SPLIT_BEFORE_SPACE = "split-before-space"
@@ -186,10 +188,17 @@ class LongDocument:
         self.held: list[str] = []  # pieces not encoded yet, to be joined
         self.drop_space = False  # whether the held text's leading space is the prepended ▁'s
         self.tail = np.zeros(0, dtype=np.int64)  # the last two ids encoded: 3-grams run across the cuts
+        self.prefix = ""  # the document's first characters, until its 2-gram bucket is known (`counting.contexts`)
+        self.bucket: int | None = None
+        self.pending = ContextSample()  # the 2-grams counted before the bucket was known
 
     def add(self, texts: list[str], first_part: int, cuts: list[str]) -> TokenCounts:
         """Take the next pieces and the kind of cut before each; the counts of what could be encoded now."""
         ready = []
+        if self.bucket is None:
+            self.prefix += "".join(texts)[: contexts.HASHED_CHARS - len(self.prefix)]
+            if len(self.prefix) == contexts.HASHED_CHARS:
+                self.bucket = contexts.bucket(self.prefix)
         for index, (text, cut) in enumerate(zip(texts, cuts, strict=True), first_part):
             if index > 0 and self._exact(cut, text):
                 ready.append(self._take())
@@ -198,18 +207,28 @@ class LongDocument:
         if sum(map(len, self.held)) > self.limit:
             raise CannotCount(self._too_long(self.counter.cut_rule))
         if ready:
-            counted, self.tail = self.counter.encode_plain(ready, self.tail)
+            counted, self.tail = self.counter.encode_plain(ready, self.tail, self.bucket or 0)
         else:
             counted = TokenCounts.zeros(self.counter.vocab_size)
         counted.text_bytes = sum(map(utf8_size, texts))
+        return self._bucketed(counted)
+
+    def _bucketed(self, counted: TokenCounts) -> TokenCounts:
+        """COUNTED with its 2-grams held back while the bucket is unknown, and those held so far once it is."""
+        if self.bucket is None:
+            self.pending, counted.contexts = self.pending + counted.contexts, ContextSample()
+        elif self.pending.pairs:
+            counted.contexts, self.pending = counted.contexts + self.pending.in_bucket(self.bucket), ContextSample()
         return counted
 
     def finish(self) -> TokenCounts:
         """The counts still held, plus the document's special tokens; counts the document."""
-        counted, self.tail = self.counter.encode_plain([self._take()], self.tail)
+        if self.bucket is None:  # a document shorter than the hashed characters: its bucket is the whole's
+            self.bucket = contexts.bucket(self.prefix)
+        counted, self.tail = self.counter.encode_plain([self._take()], self.tail, self.bucket)
         counted.counts += self.counter.document_extras()
         counted.documents = 1
-        return counted
+        return self._bucketed(counted)
 
     def _exact(self, cut: str, text: str) -> bool:
         """Whether the pieces before and from `text` may be encoded apart."""

@@ -79,9 +79,10 @@ class Profile:
     # How much the corpus repeats itself: {"trigrams": n, "collision": Σ f(g)²} (`vocabrisk.counting.repeats`);
     # None in a profile saved before vocabrisk measured it
     repetition: dict | None = None
-    # How predictable its next token is from the one before: {"pairs": n, "entropy": H(next | previous) in nats,
-    # "overflowed": whether the corpus had more distinct 2-grams than the scan counts exactly, entropy None then}
-    # (`vocabrisk.counting.contexts`); None in a profile saved before vocabrisk measured it, or a sum of profiles
+    # How predictable its next token is from the one before (`vocabrisk.counting.contexts`): {"pairs": 2-grams,
+    # "level": L, "sampled_pairs": those of the documents sampled (all of them at L = 0, 1/2^L of the documents
+    # past that), "entropy": H(next | previous) in nats over them}; None in a profile saved before vocabrisk
+    # measured it, or a sum of profiles
     contexts: dict | None = None
     # What a reader should know of how it was made, which reports show: what a loaded profile lacks that would
     # change its numbers, an accelerated engine that disagreed with the reference (`tokenizer["engine_note"]`)
@@ -108,8 +109,9 @@ class Profile:
             repetition={"trigrams": counts.trigrams, "collision": counts.collision},
             contexts={
                 "pairs": counts.contexts.pairs,
+                "level": counts.contexts.level,
+                "sampled_pairs": counts.contexts.sampled_pairs,
                 "entropy": counts.context_entropy,
-                "overflowed": counts.contexts.overflowed,
             },
             documents=counts.documents,
             text_bytes=counts.text_bytes,
@@ -461,27 +463,32 @@ def _repetition(folder: Path, value: object) -> dict | None:
 
 
 def _contexts(folder: Path, value: object) -> dict | None:
-    """profile.json's `contexts` ({"pairs", "entropy", "overflowed"}), checked; None where a profile has none."""
+    """profile.json's `contexts` ({"pairs", "level", "sampled_pairs", "entropy"}), checked; None where a profile
+    has none."""
     if value is None:
         return None
-    pairs, entropy, overflowed = (value.get(k) if isinstance(value, dict) else None for k in _CONTEXT_KEYS)
+    pairs, level, sampled, entropy = (value.get(k) if isinstance(value, dict) else None for k in _CONTEXT_KEYS)
+    counts = (pairs, level, sampled)
     if (
-        not isinstance(pairs, int)
-        or isinstance(pairs, bool)
-        or pairs < 0
-        or not isinstance(overflowed, bool)
+        not all(type(n) is int and n >= 0 for n in counts)
+        or sampled > pairs
         or not (entropy is None or (type(entropy) in (int, float) and entropy >= 0))
-        or (entropy is None) != (pairs == 0 or overflowed)
+        or (entropy is None) != (sampled == 0)
     ):
         raise _corrupt(
             folder,
-            f"{PROFILE_JSON} has contexts of the wrong kind ({value!r}): 2-gram pairs, whether they overflowed, "
-            "and an entropy ≥ 0 unless there were none or they overflowed",
+            f"{PROFILE_JSON} has contexts of the wrong kind ({value!r}): counts of 2-grams, a sampling level, and an "
+            "entropy ≥ 0 wherever a 2-gram was sampled",
         )
-    return {"pairs": pairs, "entropy": None if entropy is None else float(entropy), "overflowed": overflowed}
+    return {
+        "pairs": pairs,
+        "level": level,
+        "sampled_pairs": sampled,
+        "entropy": None if entropy is None else float(entropy),
+    }
 
 
-_CONTEXT_KEYS = ("pairs", "entropy", "overflowed")
+_CONTEXT_KEYS = ("pairs", "level", "sampled_pairs", "entropy")
 
 
 def _check_fields(folder: Path, meta: dict) -> None:

@@ -70,9 +70,9 @@ The forecast is a curve over the plan (`Forecast.curve`): every term at each che
 its last point.
 
 Where each of these came from, and what the ablation on the design runs kept: docs/VALIDITY.md
-("v3", "v4", "v5"). A profile without H (saved before v5, a sum of profiles, or a corpus with more
-distinct 2-grams than the scan counts exactly) gets the design corpora's median (`UNMEASURED_ENTROPY`),
-and the forecast says so. A profile saved before the 3-gram sketch
+("v3", "v4", "v5"). A profile without H (saved before v5, or a sum of profiles) gets the design
+corpora's median (`UNMEASURED_ENTROPY`), and the forecast says so, as it says when H was measured on a
+sample of a large corpus's documents. A profile saved before the 3-gram sketch
 existed has no R; the forecast then takes every 3-gram as unique (R = the implied epochs) and says so.
 
 Without calibration the documented defaults below apply and the band is wider.
@@ -86,7 +86,6 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from vocabrisk.counting.contexts import CAPACITY
 from vocabrisk.prior.old_text import OldText
 from vocabrisk.risk.calibration import Calibration
 from vocabrisk.risk.exposure import distribution
@@ -134,14 +133,15 @@ class Body:
     repeats: float  # R: the plan's revisits of the corpus's 3-grams
     repeats_known: bool  # False where the profile has no 3-gram sketch and R is the implied epochs
     entropy: float  # H: the corpus's next-token entropy given the token before, nats
-    entropy_known: bool  # False where the profile has no H (`Forecast.basis` says why) and H is UNMEASURED_ENTROPY
+    entropy_known: bool  # False where the profile has no H and H is UNMEASURED_ENTROPY
+    entropy_level: int  # H measured on the documents of a 1/2^level sample (`vocabrisk.counting.contexts`)
     unit: float  # the term at the plan's last step: lr · (1 - e^{-Σlr/BODY_RELAXATION}) · S · B · ln(1 + R) · e^{-H}
     curve: tuple[float, ...] = ()  # the term at each of the drive's checkpoints
 
     @classmethod
     def of(
         cls, shares: np.ndarray, exposure: np.ndarray, old_usage: np.ndarray, drive: Drive, collision: float | None,
-        entropy: float | None = None,
+        entropy: float | None = None, entropy_level: int = 0,
     ) -> Body:  # fmt: skip
         shares, old_usage = np.asarray(shares, dtype=np.float64), np.asarray(old_usage, dtype=np.float64)
         q = distribution(old_usage)
@@ -154,12 +154,13 @@ class Body:
         pace = (lr_sums / steps) * -np.expm1(-lr_sums / BODY_RELAXATION)
         curve = pace * starved * similar * np.log1p(repeats) * math.exp(-h)
         return cls(starved, similar, float(repeats[-1]), collision is not None, h, entropy is not None,
-                   float(curve[-1]), tuple(curve.tolist()))  # fmt: skip
+                   entropy_level, float(curve[-1]), tuple(curve.tolist()))  # fmt: skip
 
     def to_dict(self) -> dict:
         return {"starved_old_share": self.starved, "alike": self.alike, "repeats": self.repeats,
                 "repeats_measured": self.repeats_known, "context_entropy": self.entropy,
-                "context_entropy_measured": self.entropy_known}  # fmt: skip
+                "context_entropy_measured": self.entropy_known,
+                "context_entropy_sample": 2.0**-self.entropy_level}  # fmt: skip
 
 
 def alike(p: np.ndarray, q: np.ndarray) -> float:
@@ -275,9 +276,11 @@ class Forecast:
             parts.append("no 3-gram sketch in the profile (scan again to measure repetition)")
         if not self.terms.entropy_known:
             parts.append(
-                f"no 2-gram entropy H in the profile (saved before v5, a sum of profiles, or a corpus past the "
-                f"{CAPACITY:,} distinct 2-grams the scan counts exactly): H taken as {UNMEASURED_ENTROPY} nats"
+                f"no 2-gram entropy H in the profile (saved before v5, or a sum of profiles): H taken as "
+                f"{UNMEASURED_ENTROPY} nats"
             )
+        elif self.terms.entropy_level:
+            parts.append(f"H measured on a 1/{2**self.terms.entropy_level} sample of the documents")
         return ", ".join(parts)
 
     @property
@@ -477,6 +480,7 @@ def forecast(
     old_usage: np.ndarray | None = None,
     collision: float | None = None,
     entropy: float | None = None,
+    entropy_level: int = 0,
     width: int | None = None,
     budget: float | None = None,
     curve: bool = True,
@@ -487,7 +491,8 @@ def forecast(
 
     `old_usage` is the old text's token counts (the prior stands in without them), `collision`
     the corpus's 3-gram Σ f(g)² (`TokenCounts.collision`), `entropy` its H(next | previous) in nats
-    (`TokenCounts.context_entropy`), `width` the head's hidden size,
+    (`TokenCounts.context_entropy`, on a 1/2^entropy_level sample of the documents), `width` the head's
+    hidden size,
     `budget` the nats the user allows (where the curve crosses it is reported), `replay` the share of
     replay text a what-if mixes in (SHARES and EXPOSURE are then the mix's; term 8).
     """
@@ -499,7 +504,7 @@ def forecast(
     contained = np.asarray(shares) > 0
     heads = drive.head_curve(kappa, contained, old, prior)
     driver = (shares, exposure) if replay is None else (replay.shares, replay.exposure)
-    terms = Body.of(*driver, prior if old_usage is None else old_usage, drive, collision, entropy)
+    terms = Body.of(*driver, prior if old_usage is None else old_usage, drive, collision, entropy, entropy_level)
     kept = 1.0 if replay is None else replay.protection
     bodies = calibration.body_gain * kept * np.asarray(terms.curve)
     adapted = drive.adaptation(calibration.adaptation)

@@ -116,6 +116,7 @@ def _forecast(
     return forecast(
         shares, risk.exposure, risk.prior, profile.old_text, risk.plan, profile.total_tokens, calibration,
         old_usage=old_usage(profile), collision=collision, entropy=(profile.contexts or {}).get("entropy"),
+        entropy_level=(profile.contexts or {}).get("level", 0),
         width=head.hidden if (head := profile.model.get("head")) else None, budget=budget, curve=curve,
         replay=replay,
     )  # fmt: skip

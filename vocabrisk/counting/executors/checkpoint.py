@@ -167,7 +167,7 @@ def write_counts(file: Path | IO[bytes], counts: TokenCounts, meta: dict) -> Non
     """COUNTS, with their 3-gram sketch and 2-gram sample, and META (plain data) as one .npz."""
     pairs = counts.contexts
     totals = {"documents": counts.documents, "text_bytes": counts.text_bytes, "trigrams": counts.trigrams,
-              "context_pairs": pairs.pairs, "context_overflowed": pairs.overflowed}  # fmt: skip
+              "context_level": pairs.level, "context_pairs": pairs.pairs}  # fmt: skip
     np.savez_compressed(
         file,
         counts=counts.counts,
@@ -183,7 +183,7 @@ def read_counts(file: Path | IO[bytes]) -> tuple[TokenCounts, dict]:
     with np.load(file, allow_pickle=False) as data:
         counts, sketch, meta = data["counts"], data["trigram_sketch"], json.loads(str(data["meta"]))
         pairs = ContextSample(data["context_keys"].astype(np.uint64), data["context_counts"].astype(np.int64),
-                              meta["context_pairs"], meta["context_overflowed"])  # fmt: skip
+                              meta["context_level"], meta["context_pairs"])  # fmt: skip
     totals = (meta["documents"], meta["text_bytes"])
     return TokenCounts(counts.astype(np.int64), *totals, sketch.astype(np.int64), meta["trigrams"], pairs), meta
 
