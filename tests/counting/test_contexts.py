@@ -161,7 +161,7 @@ def test_a_forecast_says_when_h_was_measured_on_a_sample_or_not_at_all(monkeypat
 
     summed = Summary.of(profile + profile).forecast
     assert summed.terms.entropy == UNMEASURED_ENTROPY and not summed.terms.entropy_known
-    assert "no 2-gram entropy H in the profile (saved before v5, or a sum of profiles)" in summed.basis
+    assert "no 2-gram entropy H in the profile (saved before v5, a sum of profiles" in summed.basis
 
     data = json.loads((folder / "profile.json").read_text(encoding="utf-8"))
     data["contexts"] = {**data["contexts"], "entropy": None}  # 2-grams sampled, no entropy: edited

@@ -11,7 +11,8 @@ every benchmark corpus) every document is kept and H is the corpus's. Past that,
 their content: a document's bucket is the number of leading zero bits of a hash of its first 4,096
 characters, so a share 2^-b of documents has a bucket of b or more, and the sample keeps the documents of
 bucket LEVEL or more, LEVEL the lowest that fits. H is then the plug-in entropy of that sample (its tokens
-taken as those that begin its 2-grams), what a plan of the sample's size would see: below the whole
+taken as those that begin its 2-grams), what a plan of the sample's size would see (none, and no H, where
+every document alone has more distinct 2-grams than CAPACITY): below the whole
 corpus's by the plug-in's growth with size (on five corpora of `../shared/data`: 3-7% at a half of the
 documents, 6-13% at a quarter, 12-20% at an eighth; `docs/VALIDITY.md`, "v5"). Samples of any parts merge
 into the whole's whatever the order or number of workers. 2-grams never cross a document's end or hold a

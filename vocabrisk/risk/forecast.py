@@ -276,8 +276,8 @@ class Forecast:
             parts.append("no 3-gram sketch in the profile (scan again to measure repetition)")
         if not self.terms.entropy_known:
             parts.append(
-                f"no 2-gram entropy H in the profile (saved before v5, or a sum of profiles): H taken as "
-                f"{UNMEASURED_ENTROPY} nats"
+                f"no 2-gram entropy H in the profile (saved before v5, a sum of profiles, or documents each too "
+                f"large to count): H taken as {UNMEASURED_ENTROPY} nats"
             )
         elif self.terms.entropy_level:
             parts.append(f"H measured on a 1/{2**self.terms.entropy_level} sample of the documents")
