@@ -6,8 +6,12 @@
     python benchmarks/validity/score.py --rescore v2   # v2's runs -> docs/validity/v2/rescored-<base>.{json,md}
     python benchmarks/validity/score.py --replay       # v4's replay supplement -> docs/validity/v4/replay/results.*
 
+    python benchmarks/validity/score.py --pool-h       # pool H: v5 and v4 beside it -> docs/validity/v4/pool-h/
+
 Every prediction is recomputed from counts, the head and the plan; the raw runs (`*-runs.jsonl` under
-docs/validity/) never change. v4 (docs/validity/v4/PROTOCOL.md): the v4 suite (`suite_v4.py`), calibrated on
+docs/validity/) never change. v4's own sets (its design runs, `--final`, `--replay`, pools F and G) are
+scored by v4 (`as_v4`: today's v5 without its e^-H factor), as they were reported; `--rescore` and pool H
+by today's form. v4 (docs/validity/v4/PROTOCOL.md): the v4 suite (`suite_v4.py`), calibrated on
 v3's 5 probes (`suite_v3.py`); `--final` writes docs/validity/v4/results.json and results.md, each result
 saying how many runs it stands on. `--rescore` scores an older version's runs with the same code and writes
 new files beside them, never the results that version reported (docs/validity/v3/results.*,
@@ -689,7 +693,8 @@ def main() -> int:
         print(message, flush=True)
 
     if args.replay:
-        results = replay_supplement(log)
+        with as_v4():  # v4's replay supplement, scored by the form it tested
+            results = replay_supplement(log)
         text = replay_markdown(results)
         print(text)
         write(V4_REPLAY / "results", results, text)
@@ -729,7 +734,7 @@ def main() -> int:
         print(text)
         write(V3 / "rescored", results, text)
         return 0
-    results = score(Runs.v4(log, "heldout" if args.final else "design"))
+    results = score(Runs.v4(log, "heldout" if args.final else "design"), "v4")  # v4's runs, by v4 as frozen
     text = markdown(results)
     print(text)
     if args.final:
