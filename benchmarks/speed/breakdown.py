@@ -79,7 +79,14 @@ def parts(folder: Path, tokenizer_dir: Path, engine: str, rounds: int) -> dict[s
     found["bincount"] = best(lambda: [np.bincount(e.ids) for e in encoded], rounds)
     found["sketch"] = best(lambda: [repeats.sketch(e.ids, e.lengths) for e in encoded], rounds)
     found["2-gram sample"] = best(
-        lambda: functools.reduce(operator.add, (contexts.sample(e.ids, e.lengths) for e in encoded)), rounds
+        lambda: functools.reduce(
+            operator.add,
+            (
+                contexts.sample(e.ids, e.lengths, [contexts.bucket(t) for t in b])
+                for b, e in zip(batches, encoded, strict=True)
+            ),
+        ),
+        rounds,
     )
     found["tokens"] = sum(int(e.ids.size) for e in encoded)
     return found

@@ -75,7 +75,7 @@ class ContextSample:
         found = at < big.keys.size
         found[found] = big.keys[at[found]] == small.keys[found]
         counts = big.counts.copy()
-        np.add.at(counts, at[found], small.counts[found])
+        counts[at[found]] += small.counts[found]  # the smaller's keys are unique, so are the places they land
         new = ~found
         keys = np.insert(big.keys, at[new], small.keys[new])
         return _thinned(keys, np.insert(counts, at[new], small.counts[new]), level, self.pairs + other.pairs)
