@@ -468,12 +468,16 @@ def _contexts(folder: Path, value: object) -> dict | None:
     if value is None:
         return None
     pairs, level, sampled, entropy = (value.get(k) if isinstance(value, dict) else None for k in _CONTEXT_KEYS)
-    counts = (pairs, level, sampled)
-    if (
-        not all(type(n) is int and n >= 0 for n in counts)
-        or sampled > pairs
-        or not (entropy is None or (type(entropy) in (int, float) and entropy >= 0))
-        or (entropy is None) != (sampled == 0)
+    whole = all(type(n) is int for n in (pairs, level, sampled))  # not a bool, not a float
+    if not (
+        whole
+        and isinstance(pairs, int)
+        and isinstance(level, int)
+        and isinstance(sampled, int)
+        and 0 <= sampled <= pairs
+        and level >= 0
+        and (entropy is None or (type(entropy) in (int, float) and entropy >= 0))
+        and (entropy is None) == (sampled == 0)
     ):
         raise _corrupt(
             folder,
