@@ -15,8 +15,8 @@ ROUNDS:
 - encode: that engine on every batch;
 - bincount: each batch's counts (one `bincount` of its ids, as the plain loop does);
 - sketch: each batch's 3-gram sketch (`vocabrisk.counting.repeats`);
-- 2-gram sample: each batch's 2-gram sample (`vocabrisk.counting.contexts`), merged batch by batch as the
-  scan merges counts.
+- 2-gram sample: each batch's 2-gram sample (`vocabrisk.counting.contexts`) from the level the counts have
+  reached, merged batch by batch, as the scan samples and merges counts.
 
 Then whole fresh processes, start-up included, interleaved for ROUNDS: the plain loop and the scan engines.py
 times (`plain_count.py`; `vocabrisk scan --prior tokenizer --format json -q --out DIR --force`, its cache
@@ -29,8 +29,6 @@ imports, load, encode, bincount, sketch and sample. Run it on a quiet machine (d
 from __future__ import annotations
 
 import argparse
-import functools
-import operator
 import statistics
 import sys
 import tempfile
@@ -78,16 +76,14 @@ def parts(folder: Path, tokenizer_dir: Path, engine: str, rounds: int) -> dict[s
     found[f"encode ({encoder.name})"] = best(lambda: [encoder.encode(batch, True) for batch in batches], rounds)
     found["bincount"] = best(lambda: [np.bincount(e.ids) for e in encoded], rounds)
     found["sketch"] = best(lambda: [repeats.sketch(e.ids, e.lengths) for e in encoded], rounds)
-    found["2-gram sample"] = best(
-        lambda: functools.reduce(
-            operator.add,
-            (
-                contexts.sample(e.ids, e.lengths, [contexts.bucket(t) for t in b])
-                for b, e in zip(batches, encoded, strict=True)
-            ),
-        ),
-        rounds,
-    )
+
+    def sampled() -> contexts.ContextSample:
+        total = contexts.ContextSample()
+        for texts, e in zip(batches, encoded, strict=True):  # each batch from the level reached, as a scan samples
+            total = total + contexts.sample(e.ids, e.lengths, [contexts.bucket(t) for t in texts], None, total.level)
+        return total
+
+    found["2-gram sample"] = best(sampled, rounds)
     found["tokens"] = sum(int(e.ids.size) for e in encoded)
     return found
 

@@ -87,6 +87,15 @@ def test_counts_of_parts_merge_into_the_whole_s_in_any_order(documents, data):
 
 
 @settings(max_examples=40, deadline=None)
+@given(documents=documents_strategy, floor=st.integers(0, 6), data=st.data())
+def test_a_floor_leaves_out_only_what_merging_into_counts_at_that_level_drops(documents, floor, data):
+    buckets = data.draw(st.lists(st.integers(0, 8), min_size=len(documents), max_size=len(documents)))
+    ids, lengths = np.array([i for d in documents for i in d], dtype=np.uint32), [len(d) for d in documents]
+    floored = contexts.sample(ids, lengths, buckets, floor=floor)
+    assert floored == contexts.sample(ids, lengths, buckets) + ContextSample(level=floor) or len(ids) < 2
+
+
+@settings(max_examples=40, deadline=None)
 @given(documents=st.lists(st.lists(st.integers(0, 40), min_size=1, max_size=60), min_size=1, max_size=8))
 def test_the_entropy_is_the_plug_in_entropy_of_a_token_given_the_one_before(documents):
     ids = np.array([i for d in documents for i in d], dtype=np.uint32)
@@ -114,6 +123,27 @@ def test_past_capacity_a_sample_of_documents_is_kept_whatever_the_order_and_h_is
     assert thinned.entropy(np.bincount(ids)) == pytest.approx(sampled_entropy_by_definition(kept), abs=1e-9)
     parts = [contexts.sample(d, [len(d)], [b]) for d, b in zip(documents, buckets, strict=True)]
     assert reduce(lambda a, b: a + b, parts) == thinned == reduce(lambda a, b: b + a, parts[::-1])
+
+
+def test_a_scan_past_capacity_leaves_out_the_documents_below_its_level_and_counts_the_same(monkeypatch):
+    """Batches of a few documents into a scan's counts at a level past 0: once the counts reach a level, the
+    counter samples later batches from it (`TokenCounter.keep_contexts_from`), and the sample is the one of
+    every document at once."""
+    from vocabrisk.counting.executors import pipeline
+
+    texts, documents = real_documents()
+    ids, lengths = np.concatenate(documents), [len(d) for d in documents]
+    capacity = contexts.sample(ids, lengths, [contexts.bucket(t) for t in texts]).keys.size // 5
+    monkeypatch.setattr(contexts, "CAPACITY", capacity)
+    whole = contexts.sample(ids, lengths, [contexts.bucket(t) for t in texts])
+    floors = []
+    original = contexts.sample
+    monkeypatch.setattr(contexts, "sample", lambda *a, **k: floors.append(a[4] if len(a) > 4 else 0) or original(*a))
+    monkeypatch.setattr(pipeline, "BATCH_DOCUMENTS", 64)
+    profile = scan([texts], "demo")
+    assert profile.contexts["level"] == whole.level >= 2 and max(floors) >= 1
+    assert profile.contexts["sampled_pairs"] == whole.sampled_pairs
+    assert profile.contexts["entropy"] == pytest.approx(whole.entropy(np.bincount(ids)))
 
 
 def test_a_document_s_bucket_is_a_share_of_documents_by_their_first_characters():

@@ -109,9 +109,11 @@ class ContextSample:
         return max(0.0, _entropy(joint) - single)
 
 
-def sample(ids: np.ndarray, lengths, buckets, special: np.ndarray | None = None) -> ContextSample:
+def sample(ids: np.ndarray, lengths, buckets, special: np.ndarray | None = None, floor: int = 0) -> ContextSample:
     """The 2-grams inside each document of IDS (documents of LENGTHS, one after another, of BUCKETS), leaving
-    out any that holds a SPECIAL id (True per id): the tokenizer's template, not the text."""
+    out any that holds a SPECIAL id (True per id): the tokenizer's template, not the text. Documents of a
+    bucket below FLOOR, the level the counts they join have reached, are counted in `pairs` only: the next
+    merge would drop their keys, and sorting them is most of the sample's cost."""
     ids = np.asarray(ids)
     lengths = np.asarray(lengths, dtype=np.int64)
     if len(ids) < 2:
@@ -124,12 +126,15 @@ def sample(ids: np.ndarray, lengths, buckets, special: np.ndarray | None = None)
     if special is not None and special.any():
         marked = special[ids.astype(np.intp, copy=False)]
         keep &= ~(marked[:-1] | marked[1:])
+    pairs = int(np.count_nonzero(keep))
+    buckets = np.asarray(buckets, dtype=np.uint64)
+    if floor:
+        keep &= np.repeat(buckets >= floor, lengths)[:-1]
     wide = ids.astype(np.uint64)
-    per_position = np.repeat(np.asarray(buckets, dtype=np.uint64), lengths)[:-1]
+    per_position = np.repeat(buckets, lengths)[:-1]
     keys = (per_position << np.uint64(2 * _ID_BITS)) | (wide[:-1] << np.uint64(_ID_BITS)) | wide[1:]
-    keys = keys[keep]
-    unique, counts = np.unique(keys, return_counts=True)
-    return _thinned(unique, counts.astype(np.int64), 0, int(keys.size))
+    unique, counts = np.unique(keys[keep], return_counts=True)
+    return _thinned(unique, counts.astype(np.int64), floor, pairs)
 
 
 def _entropy(counts: np.ndarray) -> float:

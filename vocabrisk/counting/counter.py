@@ -125,31 +125,36 @@ class TokenCounter:
             ids = [np.append(i, self.eos_id) for i in ids]
         return ids
 
-    def count(self, texts: Sequence[str]) -> TokenCounts:
-        """Exact counts of a batch of documents."""
+    def count(self, texts: Sequence[str], floor: int = 0) -> TokenCounts:
+        """Exact counts of a batch of documents, to join counts whose 2-gram sample has reached level FLOOR
+        (`contexts.sample`: the 2-grams of documents below it are left out, as joining would drop them)."""
         texts = list(texts)
         if not texts:
             return TokenCounts.zeros(self.vocab_size)
         # bincount's own array is the batch's counts: no zeroed vector of the vocabulary's size to add it into
         # (a fresh one per batch cost ~1.3 ms at 150k tokens, while the encoder's threads waited)
         encoded = self._encode(texts)
-        counted = self._counts_of(texts, encoded)
+        counted = self._counts_of(texts, encoded, floor=floor)
         if self.policy.append_eos:
             counted.counts[self.eos_id] += len(texts)
         counted.documents, counted.text_bytes = len(texts), sum(map(utf8_size, texts))
         return counted
 
-    def long_document(self) -> LongDocument:
-        """A counter for one document that arrives in pieces (see `vocabrisk.counting.pieces`)."""
-        return LongDocument(self)
+    def long_document(self, floor: int = 0) -> LongDocument:
+        """A counter for one document that arrives in pieces (see `vocabrisk.counting.pieces`), to join counts
+        at 2-gram level FLOOR (as `count`)."""
+        return LongDocument(self, floor)
 
-    def encode_plain(self, texts: Sequence[str], before: np.ndarray, bucket: int) -> tuple[TokenCounts, np.ndarray]:
+    def encode_plain(
+        self, texts: Sequence[str], before: np.ndarray, bucket: int | None, floor: int = 0
+    ) -> tuple[TokenCounts, np.ndarray]:
         """The counts of `texts`, encoded without special tokens whatever the policy, as consecutive parts of
-        one document whose ids so far end in BEFORE and whose 2-gram bucket is BUCKET
-        (`vocabrisk.counting.contexts`); and the last two ids after them (no document counted)."""
+        one document whose ids so far end in BEFORE and whose 2-gram bucket is BUCKET (None: not known yet,
+        the 2-grams counted in bucket 0, to be moved; `vocabrisk.counting.contexts`); and the last two ids
+        after them (no document counted). FLOOR: as `count`'s."""
         texts = list(texts)
         encoded = self._encode_plain(texts)
-        counted = self._counts_of(texts, encoded, joined=before, bucket=bucket)
+        counted = self._counts_of(texts, encoded, joined=before, bucket=bucket, floor=floor)
         return counted, np.concatenate([before, encoded.ids.astype(np.int64)])[-2:]
 
     @cached_property
@@ -162,7 +167,14 @@ class TokenCounter:
         special[[i for i in ids if 0 <= i < self.vocab_size]] = True
         return special
 
-    def _counts_of(self, texts: list[str], encoded: Encoded, joined: np.ndarray | None = None, bucket: int = 0):
+    def _counts_of(
+        self,
+        texts: list[str],
+        encoded: Encoded,
+        joined: np.ndarray | None = None,
+        bucket: int | None = None,
+        floor: int = 0,
+    ):
         """The token counts, 3-gram sketch and 2-gram sample of encoded texts, refusing ids past the vocabulary.
 
         Each text is its own document for the sketch and sample; with JOINED (the ids just before), the texts are
@@ -177,12 +189,14 @@ class TokenCounter:
             special = None
         if joined is None:
             buckets, trigrams = repeats.sketch(ids, encoded.lengths, special)
-            pairs = contexts.sample(ids, encoded.lengths, [contexts.bucket(t) for t in texts], special)
+            hashed = [contexts.bucket(t) for t in texts]
+            pairs = contexts.sample(ids, encoded.lengths, hashed, special, floor)
         else:
             whole = np.concatenate([joined.astype(ids.dtype), ids])
             buckets, trigrams = repeats.sketch(whole, [len(whole)], special)
             tail = whole[-len(ids) - 1 :]  # the 2-gram across the join, and those after it
-            pairs = contexts.sample(tail, [len(tail)], [bucket], special)
+            known = bucket is not None  # not yet: its 2-grams are all held, to be moved to it
+            pairs = contexts.sample(tail, [len(tail)], [bucket or 0], special, floor if known else 0)
         return TokenCounts(counts, trigram_sketch=buckets, trigrams=trigrams, contexts=pairs)
 
     def _unreadable(self, texts: list[str], encoded: Encoded) -> UnreadableText:

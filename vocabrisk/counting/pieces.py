@@ -182,8 +182,9 @@ class LongDocument:
     up to `limit` characters.
     """
 
-    def __init__(self, counter, limit: int = MAX_UNCUT_CHARS):
+    def __init__(self, counter, floor: int = 0, limit: int = MAX_UNCUT_CHARS):
         self.counter = counter
+        self.floor = floor  # the 2-gram level of the counts this document joins (`TokenCounter.count`)
         self.limit = limit
         self.held: list[str] = []  # pieces not encoded yet, to be joined
         self.drop_space = False  # whether the held text's leading space is the prepended ▁'s
@@ -207,7 +208,7 @@ class LongDocument:
         if sum(map(len, self.held)) > self.limit:
             raise CannotCount(self._too_long(self.counter.cut_rule))
         if ready:
-            counted, self.tail = self.counter.encode_plain(ready, self.tail, self.bucket or 0)
+            counted, self.tail = self.counter.encode_plain(ready, self.tail, self.bucket, self.floor)
         else:
             counted = TokenCounts.zeros(self.counter.vocab_size)
         counted.text_bytes = sum(map(utf8_size, texts))
@@ -225,7 +226,7 @@ class LongDocument:
         """The counts still held, plus the document's special tokens; counts the document."""
         if self.bucket is None:  # a document shorter than the hashed characters: its bucket is the whole's
             self.bucket = contexts.bucket(self.prefix)
-        counted, self.tail = self.counter.encode_plain([self._take()], self.tail, self.bucket)
+        counted, self.tail = self.counter.encode_plain([self._take()], self.tail, self.bucket, self.floor)
         counted.counts += self.counter.document_extras()
         counted.documents = 1
         return self._bucketed(counted)
