@@ -315,8 +315,8 @@ def as_v4():
 
     original = module.Body.of.__func__
 
-    def of(cls, shares, exposure, old_usage, drive, collision, entropy=None):
-        return original(cls, shares, exposure, old_usage, drive, collision, 0.0)
+    def of(cls, shares, exposure, old_usage, drive, collision, entropy=None, entropy_level=0):
+        return original(cls, shares, exposure, old_usage, drive, collision, 0.0, entropy_level)
 
     with mock.patch.object(module.Body, "of", classmethod(of)):
         yield
