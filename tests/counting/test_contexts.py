@@ -9,6 +9,7 @@ import math
 from collections import Counter
 from functools import reduce
 from itertools import pairwise
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -84,6 +85,27 @@ def test_counts_of_parts_merge_into_the_whole_s_in_any_order(documents, data):
     ]
     order = data.draw(st.permutations(range(len(parts))))
     assert reduce(lambda a, b: a + b, [parts[i] for i in order], ContextSample()) == whole
+
+
+@settings(max_examples=60, deadline=None)
+@given(documents=documents_strategy, capacity=st.integers(1, 40), data=st.data())
+def test_past_capacity_parts_merge_into_the_whole_s_sample_however_they_are_grouped(documents, capacity, data):
+    """Wherever the thinning happens along a sum (parts added one by one, or in two groups first), a sum of parts
+    is the sample of all their documents at once, and never holds more than CAPACITY keys."""
+    buckets = data.draw(st.lists(st.integers(0, 6), min_size=len(documents), max_size=len(documents)))
+    with mock.patch.object(contexts, "CAPACITY", capacity):
+        whole = contexts.sample(
+            np.array([i for d in documents for i in d], dtype=np.uint32), [len(d) for d in documents], buckets
+        )
+        kept = zip(documents, buckets, strict=True)
+        parts = [contexts.sample(np.array(d, dtype=np.uint32), [len(d)], [b]) for d, b in kept]
+        order = data.draw(st.permutations(parts))
+        left = reduce(lambda a, b: a + b, order, ContextSample())
+        split = data.draw(st.integers(0, len(order)))
+        halves = reduce(lambda a, b: a + b, order[:split], ContextSample()) + reduce(
+            lambda a, b: a + b, order[split:], ContextSample()
+        )
+        assert left == whole == halves and left.keys.size <= capacity
 
 
 @settings(max_examples=40, deadline=None)
