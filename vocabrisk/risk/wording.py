@@ -14,14 +14,12 @@ if TYPE_CHECKING:
     from vocabrisk.profile.profile import Profile
 
 HOW_WELL = (
-    "the form shipped (v5: v4 and the corpus's predictability) is not yet held out; v4, held out on SmolLM2-135M "
-    "(three pools: 16 corpora of 12 sources, then 13 of 11 and 14 of 12 sources from PyPI and Debian, none "
-    "designed on; 40-step fine-tunes) ranked total forgetting at Spearman +0.81, +0.32 and "
-    "+0.16 on English prose and +0.37, +0.63 and +0.49 on Python code (seeds agree at +0.54 to +1.00), the head's "
-    "part at +0.30 to +0.62 (prose) and +0.66 to +0.92 (code), and came within x2 after calibration for 14-38% "
-    "(prose) and 64-81% (code) of corpora; its curves are within x1.5 for 10-29% of points and its replay what-if "
-    "within x2 of what replay saved on prose for 5 of 6, then 2 of 6 and 2 of 6 fresh runs (issue 30's targets: "
-    "the code head met on two pools, the rest on one or none; docs/VALIDITY.md)"
+    "v5, held out on SmolLM2-135M (pool H: 13 corpora of 11 sources from PyPI and Debian, none designed on; "
+    "40-step fine-tunes), ranked total forgetting at Spearman +0.23 on English prose and +0.69 on Python code "
+    "(v4 +0.08 and +0.27; seeds agree at +0.89), the head's part at +0.76 and +0.89, and came within x2 after "
+    "calibration for 31% and 46% of corpora; its curves are within x1.5 for 9-12% of points and its replay "
+    "what-if within x2 for 0 of 6 runs (issue 30's targets: the code head met, every other missed; "
+    "docs/VALIDITY.md)"
 )
 RISK_MEANING = (
     "starved usage: prior-weighted share of output-head rows expected to drift under one-sided Adam updates "
