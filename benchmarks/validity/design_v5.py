@@ -10,7 +10,8 @@ next. This prints, for the landed v4 body and the forms around v5, the Spearman 
 the measured total per set and old text (the body's gain refitted per form on v3 as body_probe.py does;
 the head and adaptation as each set is scored), over every plan-A candidate and over the one-epoch runs
 alone; then the constants v5 ships: the uncalibrated body gain and H where a profile has none. Nothing
-here is held out: pool H (docs/validity/v4/PROTOCOL-pool-h.md) is v5's test.
+here is held out: pool H (docs/validity/v4/PROTOCOL-pool-h.md) was v5's test. The last two forms were added
+after pool H was scored, the plan's implied epochs E in R's place (docs/VALIDITY.md, "After pool H").
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ def cases(log) -> list[dict]:
                 out.append({
                     "set": label, "old": old, "name": name, "one_epoch": name.endswith(":1ep"),
                     "head": f.head, "adaptation": f.adaptation, "unit": body.unit, "S": body.starved,
-                    "B": body.alike, "R": body.repeats, "H": body.entropy, "default_head": default.forecast.head,
+                    "B": body.alike, "R": body.repeats, "H": body.entropy, "E": f.epochs,
+                    "default_head": default.forecast.head,
                     "total": runs.value(name, "A", old, "total"),
                 })  # fmt: skip
     return out
@@ -73,6 +75,9 @@ def forms() -> dict:
         "B·ln(1+R)·e^-H (S removed)": lambda c: pace(c) * c["B"] * math.log1p(c["R"]) * e(c),
         "e^-H alone": lambda c: pace(c) * e(c),
         "S·B·ln(1+R)/H": lambda c: pace(c) * c["S"] * c["B"] * math.log1p(c["R"]) / c["H"],
+        # added after pool H was scored (docs/VALIDITY.md, "After pool H"): the plan's implied epochs E in R's place
+        "S·B·ln(1+E)·e^-H (after H)": lambda c: pace(c) * c["S"] * c["B"] * math.log1p(c["E"]) * e(c),
+        "S·B·ln(1+E) (after H)": lambda c: pace(c) * c["S"] * c["B"] * math.log1p(c["E"]),
     }
 
 
