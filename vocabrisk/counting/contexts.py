@@ -203,11 +203,21 @@ def _at_level(part: ContextSample, level: int) -> ContextSample:
 
 
 def _merge(one: tuple[np.ndarray, np.ndarray], two: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Two sorted runs of unique keys and their counts as one: the smaller's keys found in the larger's, the
-    rest inserted in order, without sorting the larger again."""
+    """Two sorted runs of unique keys and their counts as one. A much smaller one's keys are found in the
+    larger's and the rest inserted in order; runs of like size are merged by a stable sort of both, which
+    finds the two runs and merges them in one pass (twice as fast there, three times slower for a batch)."""
     (big_keys, big_counts), (small_keys, small_counts) = (one, two) if one[0].size >= two[0].size else (two, one)
     if small_keys.size == 0:
         return big_keys, big_counts
+    if 10 * small_keys.size >= big_keys.size:
+        keys = np.concatenate((big_keys, small_keys))
+        order = np.argsort(keys, kind="stable")
+        keys = keys[order]
+        first = np.empty(keys.size, dtype=bool)
+        first[:1] = True
+        np.not_equal(keys[1:], keys[:-1], out=first[1:])
+        counts = np.add.reduceat(np.concatenate((big_counts, small_counts))[order], np.flatnonzero(first))
+        return keys[first], counts
     at = np.searchsorted(big_keys, small_keys)
     found = at < big_keys.size
     found[found] = big_keys[at[found]] == small_keys[found]
