@@ -88,13 +88,12 @@ def test_counts_of_parts_merge_into_the_whole_s_in_any_order(documents, data):
 
 
 @settings(max_examples=60, deadline=None)
-@given(documents=documents_strategy, capacity=st.integers(1, 40), staged=st.integers(0, 60), data=st.data())
-def test_past_capacity_parts_merge_into_the_whole_s_sample_however_they_are_grouped(documents, capacity, staged, data):
-    """Wherever the staged 2-grams are counted and the thinning happens along a sum (parts added one by one, or
-    in two groups first), a sum of parts is the sample of all their documents at once, and never holds more
-    than CAPACITY keys."""
+@given(documents=documents_strategy, capacity=st.integers(1, 40), data=st.data())
+def test_past_capacity_parts_merge_into_the_whole_s_sample_however_they_are_grouped(documents, capacity, data):
+    """Wherever the thinning happens along a sum (parts added one by one, or in two groups first), a sum of parts
+    is the sample of all their documents at once, and never holds more than CAPACITY keys."""
     buckets = data.draw(st.lists(st.integers(0, 6), min_size=len(documents), max_size=len(documents)))
-    with mock.patch.object(contexts, "CAPACITY", capacity), mock.patch.object(contexts, "STAGED", staged):
+    with mock.patch.object(contexts, "CAPACITY", capacity):
         whole = contexts.sample(
             np.array([i for d in documents for i in d], dtype=np.uint32), [len(d) for d in documents], buckets
         )
@@ -158,7 +157,6 @@ def test_a_scan_past_capacity_leaves_out_the_documents_below_its_level_and_count
     ids, lengths = np.concatenate(documents), [len(d) for d in documents]
     capacity = contexts.sample(ids, lengths, [contexts.bucket(t) for t in texts]).keys.size // 5
     monkeypatch.setattr(contexts, "CAPACITY", capacity)
-    monkeypatch.setattr(contexts, "STAGED", capacity)  # counted every few batches, so the level rises mid-scan
     whole = contexts.sample(ids, lengths, [contexts.bucket(t) for t in texts])
     floors = []
     original = contexts.sample

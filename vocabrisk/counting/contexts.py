@@ -24,12 +24,11 @@ from __future__ import annotations
 
 import math
 import zlib
-from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
 CAPACITY = 1 << 20  # distinct (bucket, 2-gram) keys counted exactly: 16 MB of keys and counts
-STAGED = 1 << 21  # 2-grams held unsorted before they are counted: 16 MB of keys
 HASHED_CHARS = 4096  # a document's bucket hashes its first characters
 _ID_BITS = 29  # key: bucket (6 bits) | previous id (29) | next id (29); vocabularies are far below 2^29
 _PAIR = np.uint64((1 << 2 * _ID_BITS) - 1)
@@ -51,81 +50,35 @@ def bucket(text: str) -> int:
     return 32 - (h ^ (h >> 16)).bit_length()
 
 
+@dataclass
 class ContextSample:
     """The kept documents' 2-grams (KEYS, sorted) with their COUNTS, at LEVEL (documents of bucket LEVEL or
-    more), and PAIRS, every 2-gram counted, kept or not.
+    more), and PAIRS, every 2-gram counted, kept or not."""
 
-    A batch's 2-grams come unsorted (`sample`), one key per 2-gram, and a sum holds them so until they add up
-    to STAGED or the sample is read: then they are sorted once (a sort of many batches together costs far
-    less than counting each batch and merging it into the whole's counts), merged into the counts, and the
-    level rises to fit CAPACITY. Where that happens does not change the result: the level is always the
-    lowest at which the kept documents' 2-grams fit."""
-
-    def __init__(
-        self,
-        keys: np.ndarray | None = None,
-        counts: np.ndarray | None = None,
-        level: int = 0,
-        pairs: int = 0,
-        staged: Sequence[np.ndarray] = (),
-    ):
-        self._keys = _empty_keys() if keys is None else keys
-        self._counts = _empty_counts() if counts is None else counts
-        self._staged = [part for part in staged if part.size]  # unsorted keys, one per 2-gram
-        self._level, self.pairs = level, pairs
-
-    @property
-    def keys(self) -> np.ndarray:
-        self._settle()
-        return self._keys
-
-    @property
-    def counts(self) -> np.ndarray:
-        self._settle()
-        return self._counts
-
-    @property
-    def level(self) -> int:
-        self._settle()
-        return self._level
-
-    @property
-    def level_so_far(self) -> int:
-        """The level without counting what is staged: at most `level`, as a floor may use it (`sample`)."""
-        return self._level
+    keys: np.ndarray = field(default_factory=_empty_keys)
+    counts: np.ndarray = field(default_factory=_empty_counts)
+    level: int = 0
+    pairs: int = 0
 
     @property
     def sampled_pairs(self) -> int:
         return int(self.counts.sum())
 
     def __add__(self, other: ContextSample) -> ContextSample:
-        level = max(self._level, other._level)
-        a, b = _at_level(self, level), _at_level(other, level)
-        keys, counts = _merge((a._keys, a._counts), (b._keys, b._counts))
-        total = ContextSample(keys, counts, level, self.pairs + other.pairs, a._staged + b._staged)
-        if keys.size > CAPACITY or sum(part.size for part in total._staged) > STAGED:
-            total._settle()
-        return total
-
-    def _settle(self) -> None:
-        """Count the staged 2-grams into the counts, and thin them to CAPACITY."""
-        if not self._staged and self._keys.size <= CAPACITY:
-            return
-        staged = np.concatenate(self._staged) if self._staged else _empty_keys()
-        self._staged = []
-        staged.sort()  # in place: the staged keys are held once
-        first = np.empty(staged.size, dtype=bool)
-        first[:1] = True
-        np.not_equal(staged[1:], staged[:-1], out=first[1:])
-        starts = np.flatnonzero(first)
-        counted = (staged[first], np.diff(np.append(starts, staged.size)))
-        del staged, first
-        thinned = _thinned(*_merge((self._keys, self._counts), counted), self._level, self.pairs)
-        self._keys, self._counts, self._level, self._staged = thinned._keys, thinned._counts, thinned._level, []
-
-    def __getstate__(self) -> dict:
-        self._settle()  # a worker's counts travel counted, not as one key per 2-gram
-        return self.__dict__
+        level = max(self.level, other.level)
+        big, small = (_at_level(self, level), _at_level(other, level))
+        if big.keys.size < small.keys.size:
+            big, small = small, big
+        # both sorted: the smaller one's keys found in the larger's (a batch merging into a whole corpus's
+        # counts is small), the rest inserted in order, without sorting the larger again
+        at = np.searchsorted(big.keys, small.keys)
+        found = at < big.keys.size
+        found[found] = big.keys[at[found]] == small.keys[found]
+        counts = big.counts.copy()
+        counts[at[found]] += small.counts[found]  # the smaller's keys are unique, so are the places they land
+        new = ~found
+        keys = np.insert(big.keys, at[new], small.keys[new])
+        return _thinned(keys, np.insert(counts, at[new], small.counts[new]), level, self.pairs + other.pairs)
 
     def in_bucket(self, bucket: int) -> ContextSample:
         """The counts of one document's 2-grams, counted before its bucket was known, in BUCKET."""
@@ -139,9 +92,6 @@ class ContextSample:
             and np.array_equal(self.keys, other.keys)
             and np.array_equal(self.counts, other.counts)
         )
-
-    def __repr__(self) -> str:
-        return f"ContextSample(level={self.level}, pairs={self.pairs}, keys={self.keys.size})"
 
     def entropy(self, token_counts: np.ndarray) -> float | None:
         """H(next | previous) in nats, never below 0: H(2-grams) less H(tokens), the tokens TOKEN_COUNTS (the
@@ -183,7 +133,8 @@ def sample(ids: np.ndarray, lengths, buckets, special: np.ndarray | None = None,
     wide = ids.astype(np.uint64)
     per_position = np.repeat(buckets, lengths)[:-1]
     keys = (per_position << np.uint64(2 * _ID_BITS)) | (wide[:-1] << np.uint64(_ID_BITS)) | wide[1:]
-    return ContextSample(level=floor, pairs=pairs, staged=[keys[keep]])
+    unique, counts = np.unique(keys[keep], return_counts=True)
+    return _thinned(unique, counts.astype(np.int64), floor, pairs)
 
 
 def _entropy(counts: np.ndarray) -> float:
@@ -194,37 +145,10 @@ def _entropy(counts: np.ndarray) -> float:
 
 def _at_level(part: ContextSample, level: int) -> ContextSample:
     """PART with only its documents of bucket LEVEL or more."""
-    if part._level == level:
+    if part.level == level:
         return part
-    shift = np.uint64(2 * _ID_BITS)
-    kept = (part._keys >> shift) >= level
-    staged = [keys[(keys >> shift) >= level] for keys in part._staged]
-    return ContextSample(part._keys[kept], part._counts[kept], level, part.pairs, staged)
-
-
-def _merge(one: tuple[np.ndarray, np.ndarray], two: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Two sorted runs of unique keys and their counts as one. A much smaller one's keys are found in the
-    larger's and the rest inserted in order; runs of like size are merged by a stable sort of both, which
-    finds the two runs and merges them in one pass (twice as fast there, three times slower for a batch)."""
-    (big_keys, big_counts), (small_keys, small_counts) = (one, two) if one[0].size >= two[0].size else (two, one)
-    if small_keys.size == 0:
-        return big_keys, big_counts
-    if 10 * small_keys.size >= big_keys.size:
-        keys = np.concatenate((big_keys, small_keys))
-        order = np.argsort(keys, kind="stable")
-        keys = keys[order]
-        first = np.empty(keys.size, dtype=bool)
-        first[:1] = True
-        np.not_equal(keys[1:], keys[:-1], out=first[1:])
-        counts = np.add.reduceat(np.concatenate((big_counts, small_counts))[order], np.flatnonzero(first))
-        return keys[first], counts
-    at = np.searchsorted(big_keys, small_keys)
-    found = at < big_keys.size
-    found[found] = big_keys[at[found]] == small_keys[found]
-    counts = big_counts.copy()
-    counts[at[found]] += small_counts[found]  # the smaller's keys are unique, so are the places they land
-    new = ~found
-    return np.insert(big_keys, at[new], small_keys[new]), np.insert(counts, at[new], small_counts[new])
+    kept = (part.keys >> np.uint64(2 * _ID_BITS)) >= level
+    return ContextSample(part.keys[kept], part.counts[kept], level, part.pairs)
 
 
 def _thinned(keys: np.ndarray, counts: np.ndarray, level: int, pairs: int) -> ContextSample:

@@ -120,10 +120,10 @@ class TaskCounts:
         for path, items_of_source in itertools.groupby(items, key=attrgetter("source")):
             tally = Tally(self.job.vocab_size)
             for batch in document_batches(items_of_source):
-                tally.take(batch, counter, strict=False, floor=max(tally.counts.contexts.level_so_far, floor))
+                tally.take(batch, counter, strict=False, floor=max(tally.counts.contexts.level, floor))
                 yield
             self.counts += tally.counts
-            floor = self.counts.contexts.level_so_far
+            floor = self.counts.contexts.level
             if path not in self.sources:
                 self.sources[path] = _SourceTally(self._source_of(path))
             self.sources[path].add(tally.counts.documents, tally.skips, tally.examples)

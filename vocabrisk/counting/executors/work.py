@@ -142,7 +142,7 @@ def count_pooled(
             pending = counts  # a batch's own counts (bincount's array), not shared: added into from now on
         else:
             pending += counts
-        floor = max(floor, pending.contexts.level_so_far)
+        floor = max(floor, pending.contexts.level)
         if on_batch:
             on_batch(counts)
 
