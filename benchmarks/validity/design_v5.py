@@ -10,8 +10,9 @@ next. This prints, for the landed v4 body and the forms around v5, the Spearman 
 the measured total per set and old text (the body's gain refitted per form on v3 as body_probe.py does;
 the head and adaptation as each set is scored), over every plan-A candidate and over the one-epoch runs
 alone; then the constants v5 ships: the uncalibrated body gain and H where a profile has none. Nothing
-here is held out: pool H (docs/validity/v4/PROTOCOL-pool-h.md) was v5's test. The last two forms were added
-after pool H was scored, the plan's implied epochs E in R's place (docs/VALIDITY.md, "After pool H").
+here is held out: pool H (docs/validity/v4/PROTOCOL-pool-h.md) was v5's test. The last three forms were added
+after pool H was scored, the plan's implied epochs E in R's place, as they are and counted from one epoch up
+(docs/VALIDITY.md, "After pool H").
 """
 
 from __future__ import annotations
@@ -78,6 +79,7 @@ def forms() -> dict:
         # added after pool H was scored (docs/VALIDITY.md, "After pool H"): the plan's implied epochs E in R's place
         "S·B·ln(1+E)·e^-H (after H)": lambda c: pace(c) * c["S"] * c["B"] * math.log1p(c["E"]) * e(c),
         "S·B·ln(1+E) (after H)": lambda c: pace(c) * c["S"] * c["B"] * math.log1p(c["E"]),
+        "S·B·ln(1+max(1,E))·e^-H": lambda c: pace(c) * c["S"] * c["B"] * math.log1p(max(1.0, c["E"])) * e(c),
     }
 
 
