@@ -210,16 +210,21 @@ def exited(pid: int) -> bool:
 def serve_stream(fifo: Path, kills: int, text: str | None) -> None:
     """Kill the reader of the pipe `kills` times as it waits for data, then give `text` to the
     next one. The write end stays open throughout, so that no reader ever sees an early end;
-    opening it returns only once a reader has the pipe open, so each kill lands mid-shard."""
-    with open(fifo, "wb") as writer:
+    opening it returns only once a reader has the pipe open, so each kill lands mid-shard. Unbuffered: the
+    text is in the pipe as soon as it is written, not at the close, when the reader seen may have gone."""
+    with open(fifo, "wb", buffering=0) as writer:
         for _ in range(kills):
             for pid in wait_for_readers(fifo):
                 os.kill(pid, signal.SIGKILL)
                 while not exited(pid):  # a dying reader would swallow what is written next
                     time.sleep(0.01)
-        if text is not None:
+        while text is not None:
             wait_for_readers(fifo)
-            writer.write(text.encode())
+            try:
+                writer.write(text.encode())
+                text = None
+            except BrokenPipeError:  # the reader seen closed the pipe before the write: wait for the next
+                continue
 
 
 def wait_for_readers(fifo: Path) -> list[int]:
