@@ -83,6 +83,17 @@ def forms() -> dict:
     }
 
 
+def refitted(every: list[dict], term, column: tuple[str, str], keep=lambda c: True) -> float:
+    """Spearman of the forecast total with the measured total over COLUMN's (set, old text) cases that KEEP
+    takes, the body TERM's gain refitted on v3's as the landed one was: the median of (measured total - head
+    + adaptation) / term."""
+    s, o = column
+    design = [c for c in every if c["old"] == o and c["set"] == "v3" and term(c) > 0]
+    gain = float(np.median([(c["total"] - c["head"] + c["adaptation"]) / term(c) for c in design]))
+    cases = [c for c in every if (c["set"], c["old"]) == (s, o) and keep(c)]
+    return spearman([c["head"] + gain * term(c) - c["adaptation"] for c in cases], [c["total"] for c in cases])
+
+
 def main() -> int:
     say = Transcript()
 
@@ -95,13 +106,7 @@ def main() -> int:
         say(f"{view}:")
         say(f"{'form':>30}  " + " ".join(f"{s + '-' + o:>7}" for s, o in columns) + "     mean      min")
         for label, term in forms().items():
-            values = []
-            for s, o in columns:
-                design = [c for c in every if c["old"] == o and c["set"] == "v3" and term(c) > 0]
-                gain = float(np.median([(c["total"] - c["head"] + c["adaptation"]) / term(c) for c in design]))
-                cs = [c for c in every if (c["set"], c["old"]) == (s, o) and keep(c)]
-                values.append(spearman([c["head"] + gain * term(c) - c["adaptation"] for c in cs],
-                                       [c["total"] for c in cs]))  # fmt: skip
+            values = [refitted(every, term, column, keep) for column in columns]
             say(
                 f"{label:>30}  "
                 + " ".join(f"{v:>+7.2f}" for v in values)

@@ -23,7 +23,7 @@ import data
 import score
 from alike import documents
 from design import Transcript, spearman
-from design_v5 import pace
+from design_v5 import pace, refitted
 
 OUT = data.REPO / "docs" / "validity" / "v5" / "pull-probe.txt"
 OLDS = ("wiki", "code")
@@ -107,13 +107,7 @@ def main() -> int:
         def term(c, key=key):
             return pace(c) * c["S"] * c[key] * math.log1p(c["R"]) * math.exp(-c["H"])
 
-        values = []
-        for s, o in columns:
-            design = [c for c in every if c["old"] == o and c["set"] == "v3" and term(c) > 0]
-            gain = float(np.median([(c["total"] - c["head"] + c["adaptation"]) / term(c) for c in design]))
-            cs = [c for c in every if (c["set"], c["old"]) == (s, o)]
-            forecast = [c["head"] + gain * term(c) - c["adaptation"] for c in cs]
-            values.append(spearman(forecast, [c["total"] for c in cs]))
+        values = [refitted(every, term, column) for column in columns]
         rows[key] = values
         better = sum(all(values[columns.index((s, o))] > rows["B"][columns.index((s, o))] for o in OLDS) for s in sets)
         say(f"{key:>34}  " + " ".join(f"{v:>+7.2f}" for v in values) + (f"   {better} of 5" if key != "B" else ""))
