@@ -258,6 +258,7 @@ class Profile:
             skips=self.skips + other.skips,
             skipped_examples=(self.skipped_examples + other.skipped_examples)[:MAX_SKIP_EXAMPLES],
             contexts=None,  # the entropy of a sum is not a function of its parts' entropies: scan them together
+            repetition=None,  # nor its 3-gram collision of theirs (their 3-grams' overlap is not kept)
             notes=tuple(dict.fromkeys(self.notes + other.notes)),
         )
 

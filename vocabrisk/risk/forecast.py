@@ -273,7 +273,10 @@ class Forecast:
         if not self.old_text:
             parts.append("no old text (not local)")
         if not self.terms.repeats_known:
-            parts.append("no 3-gram sketch in the profile (scan again to measure repetition)")
+            parts.append(
+                "no 3-gram sketch in the profile (saved before it, or a sum of profiles): R taken as the implied "
+                "epochs; scan the corpora together to measure repetition"
+            )
         if not self.terms.entropy_known:
             parts.append(
                 f"no 2-gram entropy H in the profile (saved before v5, a sum of profiles, or documents each too "
