@@ -231,7 +231,7 @@ class Sources:
 
 
 # Where in a source each size is cut from, so that sizes of one source overlap as little as possible.
-START = {0.2: 0.0, 1.0: 0.5, 3.0: 0.75, 10.0: 0.85}
+START = {0.2: 0.0, 1.0: 0.5, 2.0: 0.65, 3.0: 0.75, 5.0: 0.8, 10.0: 0.85}  # 2 and 5: PROTOCOL-epochs.md
 
 
 def candidate(sources: Sources, replay: list[str], old_wiki: list[str], name: str) -> list[str]:
