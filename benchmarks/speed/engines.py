@@ -98,14 +98,16 @@ def big_tokenizer(vocab: int) -> Path:
 
 # ---- timing -----------------------------------------------------------------------------------------------
 class Env:
-    def __init__(self, name: str, python: str, cache: Path):
-        self.name, self.python, self.cache = name, python, cache
+    """An interpreter to measure in, importing vocabrisk from ROOT (this checkout, or another version's tree)."""
+
+    def __init__(self, name: str, python: str, cache: Path, root: Path = REPO):
+        self.name, self.python, self.cache, self.root = name, python, cache, root
         probe = "import tokenizers, importlib.util as u; print(tokenizers.__version__, bool(u.find_spec('fastokens')))"
         version, accelerated = self.run([python, "-c", probe]).stdout.split()
         self.tokenizers, self.fastokens = version, accelerated == "True"
 
     def run(self, command: list[str]) -> subprocess.CompletedProcess:
-        env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(self.cache)}
+        env = {**os.environ, "PYTHONPATH": str(self.root), "XDG_CACHE_HOME": str(self.cache)}
         return subprocess.run(command, capture_output=True, text=True, env=env, check=False)
 
     def plain(self, corpus: Path, model: Path) -> list[str]:

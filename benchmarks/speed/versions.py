@@ -3,9 +3,9 @@
     python benchmarks/speed/versions.py REV TOKENIZER_DIR [--mb 60] [--rounds 5]
 
 What issue 30 asks of a new forecast's scan ("no more than a v3 scan"), measured as a ratio in one run:
-REV's tree (`git archive`, into a temporary folder) and this checkout each run `vocabrisk scan CORPUS
---model TOKENIZER_DIR --prior tokenizer --format json -q` as a fresh process, in this interpreter (the same
-engines), each with its own warm cache, on the same corpus (`--mb` MB of 50 kB text files, as `engines.py`
+REV's tree (`git archive`, into a temporary folder) and this checkout each run `engines.py`'s `vocabrisk scan`
+(`--engine auto`, the default) as a fresh process, in this interpreter (the same engines), each with its own
+warm cache, on the same corpus (`--mb` MB of 50 kB text files, as `engines.py`
 writes it). Rounds alternate which goes first; a row is the fastest of the rounds, the ratio the median of
 the rounds' ratios. The two profiles' per-id counts must be the same (`engines.profile_digest`). Run it on a
 quiet machine.
@@ -14,16 +14,14 @@ quiet machine.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 from pathlib import Path
 
-from engines import REPO, profile_digest, write_corpora
+from engines import REPO, Env, profile_digest, timed, write_corpora
 
 
 def tree(rev: str, into: Path) -> Path:
@@ -35,16 +33,11 @@ def tree(rev: str, into: Path) -> Path:
     return into / "tree"
 
 
-def scan(root: Path, corpus: Path, model: Path, out: Path, cache: Path) -> float:
-    """Seconds of one fresh `vocabrisk scan` process with ROOT's vocabrisk."""
-    command = [sys.executable, "-c", "from vocabrisk.cli import main; main()", "scan", str(corpus), "--model",
-               str(model), "--prior", "tokenizer", "--format", "json", "-q", "--out", str(out), "--force"]  # fmt: skip
-    env = {**os.environ, "PYTHONPATH": str(root), "XDG_CACHE_HOME": str(cache)}
-    start = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
-    seconds = time.perf_counter() - start
+def scan(env: Env, corpus: Path, model: Path, out: Path) -> float:
+    """Seconds of one fresh `vocabrisk scan` process (the default engine, `auto`) with ENV's vocabrisk."""
+    seconds, done = timed(env, env.scan(corpus, model, "auto", out))
     if done.returncode:
-        raise SystemExit(f"scan with {root} failed: {done.stderr[-800:]}")
+        raise SystemExit(f"scan with {env.root} failed: {done.stderr[-800:]}")
     return seconds
 
 
@@ -58,12 +51,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="vocabrisk-versions-") as work_dir:
         work = Path(work_dir)
         roots = {args.rev: tree(args.rev, work), "this checkout": REPO}
+        caches = {name: work / f"cache-{i}" for i, name in enumerate(roots)}
+        envs = {name: Env(name, sys.executable, caches[name], root) for name, root in roots.items()}
         write_corpora(work, args.mb)
         corpus = work / "folder"
         outs = {name: work / f"profile-{i}" for i, name in enumerate(roots)}
-        caches = {name: work / f"cache-{i}" for i, name in enumerate(roots)}
-        for name, root in roots.items():  # warm each cache: the vocabulary's facts, computed once
-            scan(root, corpus, args.tokenizer_dir, outs[name], caches[name])
+        for name, env in envs.items():  # warm each cache: the vocabulary's facts, computed once
+            scan(env, corpus, args.tokenizer_dir, outs[name])
         digests = {name: profile_digest(outs[name]) for name in roots}
         if len(set(digests.values())) != 1:
             raise SystemExit(f"the two versions counted differently: {digests}")
@@ -71,7 +65,7 @@ def main() -> None:
         for round_ in range(args.rounds):
             names = list(roots) if round_ % 2 == 0 else list(roots)[::-1]
             for name in names:
-                times[name].append(scan(roots[name], corpus, args.tokenizer_dir, outs[name], caches[name]))
+                times[name].append(scan(envs[name], corpus, args.tokenizer_dir, outs[name]))
         old, new = times[args.rev], times["this checkout"]
         ratio = statistics.median(n / o for n, o in zip(new, old, strict=True))
         print(f"{corpus} ({args.mb:g} MB), {args.tokenizer_dir.name}, {args.rounds} interleaved rounds")
