@@ -160,9 +160,8 @@ def mixing_advice(summary: Summary, replay: Profile | None = None) -> tuple[list
     (or, with a data-free prior, the prior itself).
     """
     p = summary.profile
-    collision = None
     if replay is not None:
-        replay_shares, collision = replay.shares, (replay.repetition or {}).get("collision")
+        replay_shares = replay.shares
         source = f"replay: {', '.join(s['path'] for s in replay.sources[:2])}"
     elif p.reference_counts is not None:
         replay_shares, source = p.reference_counts / p.reference_counts.sum(), p.prior_source
@@ -170,7 +169,7 @@ def mixing_advice(summary: Summary, replay: Profile | None = None) -> tuple[list
         replay_shares, source = p.prior, f"prior ({p.prior_source})"
     rows, last = [], None
     for share in MIX_SHARES:
-        what_if = summary.mixed(replay_shares, share, collision, curve=False)  # its nats at the last step
+        what_if = summary.mixed(replay_shares, share, curve=False)  # its nats at the last step
         last, predicted = what_if.risk, what_if.forecast
         rows.append({"share": share, "risk": last.score, "band": band(last.score), "replay": source,
                      "forecast_nats": predicted.total if predicted.possible else None})  # fmt: skip

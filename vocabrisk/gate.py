@@ -179,8 +179,6 @@ def _absolute_checks(summary: Summary, thresholds: Thresholds) -> list[Check]:
         checks.append(Check("max-risk", "corpus risk", risk.score, thresholds.max_risk, f"band {risk.band}"))
     if thresholds.max_forgetting is not None:
         basis = "" if forecast.old_text else ", no old text: global prior contexts"
-        if not forecast.terms.repeats_known:
-            basis += ", no 3-gram sketch: repetition taken as the epochs (scan again)"
         if not forecast.terms.entropy_known:
             basis += f", no 2-gram entropy: H taken as {forecast.terms.entropy} nats"
         elif forecast.terms.entropy_level:

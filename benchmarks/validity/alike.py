@@ -20,6 +20,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import data
+import forms
 import score
 from design import Transcript, spearman
 
@@ -138,8 +139,8 @@ def probe() -> int:
 
 
 def main() -> int:
-    """The probe as it ran, on v4's forecast (today's v5 without its e^-H factor: `score.as_v4`)."""
-    with score.as_v4():
+    """The probe as it ran, on v4's forecast (v5 without its e^-H factor: `forms.as_v4`)."""
+    with forms.as_v4():
         return probe()
 
 

@@ -26,6 +26,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import data
+import forms
 import score
 from design import Transcript, spearman
 
@@ -66,7 +67,7 @@ def cases(log) -> list[dict]:
     return out
 
 
-def forms() -> dict:
+def bodies() -> dict:
     """Each form's body term, in units of the landed one's (`unit` = lr · relaxation · S · B · ln(1 + R))."""
 
     def pace(c: dict) -> float:  # lr · relaxation, the part of the landed term every form keeps
@@ -113,7 +114,7 @@ def probe() -> int:
     row("landed, calibrated (as scored)", {(s, o): spearman(
         [c["landed"] for c in every if (c["set"], c["old"]) == (s, o)],
         [c["total"] for c in every if (c["set"], c["old"]) == (s, o)]) for s, o in columns})  # fmt: skip
-    for label, term in forms().items():
+    for label, term in bodies().items():
         values = {}
         for old in ("wiki", "code"):
             design = [c for c in every if c["old"] == old and c["set"] == "v3" and term(c) > 0]
@@ -129,8 +130,8 @@ def probe() -> int:
 
 
 def main() -> int:
-    """The probe as it ran, on v4's forecast (today's v5 without its e^-H factor: `score.as_v4`)."""
-    with score.as_v4():
+    """The probe as it ran, on v4's forecast (v5 without its e^-H factor: `forms.as_v4`)."""
+    with forms.as_v4():
         return probe()
 
 

@@ -24,6 +24,7 @@ from scipy.stats import spearmanr
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import forms
 import score
 import suite_v2 as v2
 import suite_v3 as suite_recipe
@@ -195,8 +196,8 @@ def design() -> int:
 
 
 def main() -> int:
-    """v4's design on v4's forecast (today's v5 without its e^-H factor: `score.as_v4`)."""
-    with score.as_v4():
+    """v4's design on v4's forecast (v5 without its e^-H factor: `forms.as_v4`)."""
+    with forms.as_v4():
         return design()
 
 

@@ -26,6 +26,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import data
+import forms
 import score
 from design import Transcript, spearman
 
@@ -65,7 +66,7 @@ def pace(c: dict) -> float:
     return c["unit"] / core if core > 0 else 0.0
 
 
-def forms() -> dict:
+def bodies() -> dict:
     """Each body term in nats per unit of gain."""
     e = lambda c: math.exp(-c["H"])  # noqa: E731
     return {
@@ -94,7 +95,7 @@ def refitted(every: list[dict], term, column: tuple[str, str], keep=lambda c: Tr
     return spearman([c["head"] + gain * term(c) - c["adaptation"] for c in cases], [c["total"] for c in cases])
 
 
-def main() -> int:
+def _main() -> int:
     say = Transcript()
 
     every = cases(print)
@@ -105,7 +106,7 @@ def main() -> int:
         say()
         say(f"{view}:")
         say(f"{'form':>30}  " + " ".join(f"{s + '-' + o:>7}" for s, o in columns) + "     mean      min")
-        for label, term in forms().items():
+        for label, term in bodies().items():
             values = [refitted(every, term, column, keep) for column in columns]
             say(
                 f"{label:>30}  "
@@ -121,6 +122,12 @@ def main() -> int:
         f"range {entropies[0]:.2f}-{entropies[-1]:.2f}")  # fmt: skip
     say.write(OUT)
     return 0
+
+
+def main() -> int:
+    """As it ran, on v5's forecast (`forms.as_v5`: the v6 library with v5's body term put back)."""
+    with forms.as_v5():
+        return _main()
 
 
 if __name__ == "__main__":

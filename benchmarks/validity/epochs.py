@@ -19,6 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import data
+import forms
 import score
 import suite_v2 as v2
 import suite_v5_epochs as suite
@@ -37,7 +38,7 @@ def runs(log) -> dict[str, score.Runs]:
     return {"H": score.Runs.v4_pool(log, "H"), "epochs": epochs}
 
 
-def main() -> int:
+def _main() -> int:
     from vocabrisk.risk.calibration import Calibration
     from vocabrisk.risk.summary import Summary
 
@@ -72,6 +73,12 @@ def main() -> int:
                     f"{e / first[0]:>6.2f}")  # fmt: skip
     say.write(HOME / "results.txt")
     return 0
+
+
+def main() -> int:
+    """As it ran, on v5's forecast (`forms.as_v5`: the v6 library with v5's body term put back)."""
+    with forms.as_v5():
+        return _main()
 
 
 if __name__ == "__main__":

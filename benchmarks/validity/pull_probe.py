@@ -20,6 +20,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import data
+import forms
 import score
 from alike import documents
 from design import Transcript, spearman
@@ -83,7 +84,7 @@ def cases(say) -> list[dict]:
     return out
 
 
-def main() -> int:
+def _main() -> int:
     say = Transcript()
     every = cases(print)
     sets = ("v3", "E", "F", "G", "H")
@@ -118,6 +119,12 @@ def main() -> int:
             f"P1 {c['P1']:.4f}  P2 {c['P2']:.3f}  P3 {c['P3']:.3f}")  # fmt: skip
     say.write(OUT)
     return 0
+
+
+def main() -> int:
+    """As it ran, on v5's forecast (`forms.as_v5`: the v6 library with v5's body term put back)."""
+    with forms.as_v5():
+        return _main()
 
 
 if __name__ == "__main__":

@@ -7,15 +7,17 @@
     python benchmarks/validity/score.py --replay       # v4's replay supplement -> docs/validity/v4/replay/results.*
 
     python benchmarks/validity/score.py --pool-h       # pool H: v5 and v4 beside it -> docs/validity/v4/pool-h/
+    python benchmarks/validity/score.py --pool-i       # pool I: v6 and v5 beside it -> docs/validity/v4/pool-i/
 
 Every prediction is recomputed from counts, the head and the plan; the raw runs (`*-runs.jsonl` under
-docs/validity/) never change. v4's own sets (its design runs, `--final`, `--replay`, pools F and G) are
-scored by v4 (`as_v4`: today's v5 without its e^-H factor), as they were reported; `--rescore` and pool H
-by today's form. v4 (docs/validity/v4/PROTOCOL.md): the v4 suite (`suite_v4.py`), calibrated on
-v3's 5 probes (`suite_v3.py`); `--final` writes docs/validity/v4/results.json and results.md, each result
-saying how many runs it stands on. `--rescore` scores an older version's runs with the same code and writes
-new files beside them, never the results that version reported (docs/validity/v3/results.*,
-docs/validity/v2/results-*.*, the historical record):
+docs/validity/) never change. Each set is scored by the form it tested, as it was reported: v4's own sets
+(its design runs, `--final`, `--replay`, pools F and G) by v4, pool H by v5 (v4 beside it), pool I by
+today's form (v5 beside it); the earlier forms are today's with their body term put back (`forms`, which
+recomputes their 3-gram R). `--rescore` scores by today's form. v4 (docs/validity/v4/PROTOCOL.md): the v4
+suite (`suite_v4.py`), calibrated on v3's 5 probes (`suite_v3.py`); `--final` writes docs/validity/v4/results.json
+and results.md, each result saying how many runs it stands on. `--rescore` scores an older version's runs with
+the same code and writes new files beside them, never the results that version reported
+(docs/validity/v3/results.*, docs/validity/v2/results-*.*, the historical record):
 
 - v3: the held-out runs v3 reported on (docs/validity/v3/smollm2-runs.jsonl, the v3 suite, fingerprint
   checked), calibrated on the same 5 probes: Spearman of the forecast and the baselines with the measured
@@ -31,6 +33,7 @@ docs/validity/v2/results-*.*, the historical record):
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import sys
@@ -48,6 +51,7 @@ from scipy.stats import rankdata, spearmanr
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import data
+import forms
 import suite_v2 as v2
 import suite_v3 as v3
 import suite_v4 as recipe
@@ -216,8 +220,10 @@ class Runs:
         from vocabrisk import scan
         from vocabrisk.counting import SpecialTokenPolicy
 
-        return scan([str(path)], self.loaded, reference=[str(reference(folder or self.folder, old))],
-                    policy=SpecialTokenPolicy())  # fmt: skip
+        profile = scan([str(path)], self.loaded, reference=[str(reference(folder or self.folder, old))],
+                       policy=SpecialTokenPolicy())  # fmt: skip
+        forms.COLLISIONS.measure(profile, self.loaded, path, SpecialTokenPolicy())  # v4's and v5's R
+        return profile
 
     @cached_property
     def probes(self) -> dict:
@@ -304,22 +310,9 @@ def linear_shift():
         yield
 
 
-V4_BODY_GAIN = 1950.0  # v4's uncalibrated body gain, before v5 (docs/VALIDITY.md, "v5")
-
-
-@contextmanager
-def as_v4():
-    """The landed v4 beside today's v5 (pool H, PROTOCOL-pool-h.md): v5's body without its e^{-H} factor
-    (H taken as 0), every other term the same; calibrations fitted inside it fit v4's body."""
-    from vocabrisk.risk import forecast as module
-
-    original = module.Body.of.__func__
-
-    def of(cls, shares, exposure, old_usage, drive, collision, entropy=None, entropy_level=0):
-        return original(cls, shares, exposure, old_usage, drive, collision, 0.0, entropy_level)
-
-    with mock.patch.object(module.Body, "of", classmethod(of)):
-        yield
+UNCALIBRATED_GAINS = {"v4": 1950.0, "v5": 18810.0}  # the earlier forms' body gains as landed (docs/VALIDITY.md)
+FORMS = {"v4": forms.as_v4, "v5": forms.as_v5}  # the earlier forms, each today's with its body term put back
+POOL_FORMS = {"H": ("v5", "v4"), "I": (FORM, "v5")}  # the form each pool tests first, and the one beside it
 
 
 def v3_forecast(profile, plan, width: int) -> np.ndarray:
@@ -327,7 +320,7 @@ def v3_forecast(profile, plan, width: int) -> np.ndarray:
     from vocabrisk.risk.calibration import Calibration
     from vocabrisk.risk.summary import Summary
 
-    with linear_shift():
+    with linear_shift(), forms.as_v5():  # v3's body grew with the 3-gram R, as v5's
         made = Summary.of(profile, plan, Calibration(kappa=V3_KAPPA_PER_WIDTH * width, adaptation=0.0)).forecast
     t = made.terms
     body = V3_BODY_GAIN * made.lr_sum * t.starved * t.alike * math.log1p(t.repeats)
@@ -335,8 +328,10 @@ def v3_forecast(profile, plan, width: int) -> np.ndarray:
     return np.array([end * p.lr_sum / made.lr_sum for p in made.curve])
 
 
-def ablations(forecasts: dict, calibration, runs: Runs, names: list[str], old: str, plan) -> dict[str, list[float]]:
-    """The calibrated forecast at plan A's end with one term removed or changed."""
+def ablations(
+    forecasts: dict, calibration, runs: Runs, names: list[str], old: str, plan, form: str
+) -> dict[str, list[float]]:  # fmt: skip
+    """The calibrated forecast of FORM at plan A's end with one term removed or changed."""
     from vocabrisk.risk.summary import Summary
 
     g = calibration.body_gain
@@ -344,19 +339,33 @@ def ablations(forecasts: dict, calibration, runs: Runs, names: list[str], old: s
     for n in names:
         f = forecasts[n]
         t = f.terms
-        shape = t.unit / max(t.starved * t.alike * math.log1p(t.repeats), 1e-300)  # lr · relaxation
+        repetition = forms.repetition(form, t)
+        shape = t.unit / max(t.starved * t.alike * repetition, 1e-300)  # lr · relaxation · e^-H
         with linear_shift():
             linear_head = Summary.of(runs.profiles[n, old], plan, calibration).forecast.head
         rows[n] = {
             "without the head's term": f.body - f.adaptation,
             "without the body's term": f.head - f.adaptation,
             "without the adaptation": f.head + f.body,
-            "body without S (starved old share)": f.head + g * shape * t.alike * math.log1p(t.repeats) - f.adaptation,
-            "body without B (alike)": f.head + g * shape * t.starved * math.log1p(t.repeats) - f.adaptation,
-            "body without R (repetition)": f.head + g * shape * t.starved * t.alike - f.adaptation,
-            "R as implied epochs": f.head + g * shape * t.starved * t.alike * math.log1p(f.epochs) - f.adaptation,
-            "head shift linear (no saturation)": linear_head + f.body - f.adaptation,
+            "body without S (starved old share)": f.head + g * shape * t.alike * repetition - f.adaptation,
+            "body without B (alike)": f.head + g * shape * t.starved * repetition - f.adaptation,
         }
+        if form in ("v4", "v5"):
+            rows[n] |= {
+                "body without R (repetition)": f.head + g * shape * t.starved * t.alike - f.adaptation,
+                "R as implied epochs": f.head + g * shape * t.starved * t.alike * math.log1p(f.epochs) - f.adaptation,
+            }
+        else:
+            profile = runs.profiles[n, old]
+            c = forms.COLLISIONS[profile]  # v5's R: the plan's tokens times the 3-gram collision
+            r = f.epochs * profile.total_tokens * c if c is not None else f.epochs
+            body = g * shape * t.starved * t.alike
+            rows[n] |= {
+                "body without E (passes)": f.head + body - f.adaptation,
+                "E from zero, ln(1 + E)": f.head + body * math.log1p(f.epochs) - f.adaptation,
+                "v5's 3-gram R in E's place": f.head + body * math.log1p(r) - f.adaptation,
+            }
+        rows[n]["head shift linear (no saturation)"] = linear_head + f.body - f.adaptation
     return {label: [rows[n][label] for n in names] for label in next(iter(rows.values()))}
 
 
@@ -366,10 +375,10 @@ def within(predicted, measured, factor: float) -> list[bool]:
 
 
 def score(runs: Runs, form: str = FORM) -> dict:
-    """Every number the protocol reports, for the runs of the Runs' split, by today's forecast (FORM) or, with
-    FORM "v4", by the landed v4 (`as_v4`)."""
-    if form == "v4":
-        with as_v4():
+    """Every number the protocol reports, for the runs of the Runs' split, by today's forecast (FORM) or an
+    earlier form (FORMS)."""
+    if form in FORMS:
+        with FORMS[form]():
             return _score(runs, form)
     return _score(runs, form)
 
@@ -378,12 +387,14 @@ def _score(runs: Runs, form: str) -> dict:
     from vocabrisk.risk.calibration import Calibration
     from vocabrisk.risk.summary import Summary
 
-    uncalibrated = Calibration(body_gain=V4_BODY_GAIN) if form == "v4" else Calibration()
+    uncalibrated = Calibration(body_gain=UNCALIBRATED_GAINS[form]) if form in FORMS else Calibration()
     plan_a = runs.plans["A"]
     names = runs.names("A")
     results = {"split": runs.split, "candidates": len(names), "old": {}}
     for old in runs.suite["old"]:
         calibration = calibrate(runs, old)
+        if form in FORMS:  # fitted to that form's body term, inside FORMS[form]
+            calibration = dataclasses.replace(calibration, form=form)
 
         def made(name: str, plan: str, cal=calibration, old=old):
             return Summary.of(runs.profiles[name, old], runs.plans[plan], cal)
@@ -413,7 +424,7 @@ def _score(runs: Runs, form: str) -> dict:
             "spearman": table,
             "ablation": {
                 label: {k: spearman_ci(x, measured[k]) for k in ("total", "head_only")}
-                for label, x in ablations(forecasts, calibration, runs, names, old, plan_a).items()
+                for label, x in ablations(forecasts, calibration, runs, names, old, plan_a, form).items()
             },
             "within_x2_calibrated": share(within(totals, measured["total"], 2.0)),
             "within_x3_defaults": share(within([defaults[n].total for n in names], measured["total"], 3.0)),
@@ -547,7 +558,8 @@ def replay(runs: Runs, old: str, calibration) -> dict:
             continue
         summary = Summary.of(runs.profiles[base_name, old], runs.plans["A"], calibration)
         replay_text = runs.replay(old)
-        what_if = summary.mixed(replay_text.shares, share_, replay_text.repetition["collision"])
+        with forms.replaying(replay_text):
+            what_if = summary.mixed(replay_text.shares, share_)
         predicted = summary.forecast.total - what_if.forecast.total
         measured = runs.value(base_name, "A", old, "total") - runs.value(n, "A", old, "total")
         rows.append({"run": n, "share": share_, "forecast_reduction": predicted, "measured_reduction": measured,
@@ -575,7 +587,8 @@ def replay_supplement(log) -> dict:
             if own != corpus[: len(own)]:  # the mix's corpus part is the 1ep run's first documents, as in v4
                 raise SystemExit(f"{n}: its corpus part is not the head of {base_name}'s text; rebuild both suites")
             summary = Summary.of(bases.profiles[base_name, old], bases.plans["A"], calibration)
-            what_if = summary.mixed(replay_text.shares, share, replay_text.repetition["collision"])
+            with forms.replaying(replay_text):
+                what_if = summary.mixed(replay_text.shares, share)
             predicted = summary.forecast.total - what_if.forecast.total
             measured_base = bases.value(base_name, "A", old, "total")
             measured = measured_base - mixes.value(n, "A", old, "total")
@@ -693,7 +706,7 @@ def main() -> int:
         print(message, flush=True)
 
     if args.replay:
-        with as_v4():  # v4's replay supplement, scored by the form it tested
+        with forms.as_v4():  # v4's replay supplement, scored by the form it tested
             results = replay_supplement(log)
         text = replay_markdown(results)
         print(text)
@@ -702,14 +715,16 @@ def main() -> int:
 
     if args.pool:
         runs = Runs.v4_pool(log, args.pool)
-        forms = (FORM, "v4") if args.pool == "H" else ("v4",)  # pool H tests v5, v4 beside it; F and G tested v4
-        scored = {form: score(runs, form) for form in forms}
+        tested = POOL_FORMS.get(args.pool, ("v4",))  # F and G tested v4
+        scored = {form: score(runs, form) for form in tested}
         text = ""
         for form, results in scored.items():
             results["one_epoch"] = one_epoch(results)
+            results["fifth_epoch"] = fifth_epoch(results)
             title = f"{form} on pool {args.pool} (fresh sources): SmolLM2-135M-Instruct"
-            text += markdown(results, title) + one_epoch_markdown(results, args.pool) + "\n\n"
-        results = scored[forms[0]] | ({"v4": scored["v4"]} if len(forms) > 1 else {})
+            text += markdown(results, title) + one_epoch_markdown(results, args.pool) + fifth_markdown(results)
+            text += "\n\n"
+        results = scored[tested[0]] | {form: scored[form] for form in tested[1:]}
         text = text.rstrip("\n")
         print(text)
         write(V4 / f"pool-{args.pool.lower()}" / "results", results, text)
@@ -762,6 +777,39 @@ def one_epoch_markdown(results: dict, pool: str) -> str:
         lines.append(f"- {old}, {c['runs']} runs: forecast (calibrated) vs total {t['rho']:+.2f} "
                      f"[{t['low']:+.2f}, {t['high']:+.2f}], vs head-only {h['rho']:+.2f} "
                      f"[{h['low']:+.2f}, {h['high']:+.2f}]")  # fmt: skip
+    return "\n".join(lines)
+
+
+def fifth_epoch(results: dict) -> dict:
+    """{old: [each 0.2-epoch run's total over its source's 1-epoch run's, measured and calibrated forecast]}
+    (PROTOCOL-pool-i.md): how forgetting depends on repetition below one pass."""
+    out = {}
+    for old, scored in results["old"].items():
+        by_run = {r["run"]: r for r in scored["per_run"]}
+        rows = []
+        for name, fifth in by_run.items():
+            one = by_run.get(name.replace(":0.2ep", ":1ep")) if name.endswith(":0.2ep") else None
+            if one is not None:
+                rows.append({"run": name, "measured": fifth["total"], "measured_1ep": one["total"],
+                             "forecast": fifth["forecast_total"], "forecast_1ep": one["forecast_total"]})  # fmt: skip
+        out[old] = rows
+    return out
+
+
+def fifth_markdown(results: dict) -> str:
+    if not any(results["fifth_epoch"].values()):
+        return ""
+
+    def ratio(a: float, b: float) -> str:
+        return f"{a / b:.2f}" if b > 0 else "n/a (1 epoch ≤ 0)"
+
+    lines = ["", "", "## The 0.2-epoch runs against their sources' 1-epoch runs (PROTOCOL-pool-i.md)", "",
+             "| old text | run | measured total | at 1 epoch | measured ratio | forecast ratio |",
+             "|---|---|---|---|---|---|"]  # fmt: skip
+    for old, rows in results["fifth_epoch"].items():
+        lines += [f"| {old} | {r['run']} | {r['measured']:+.3f} | {r['measured_1ep']:+.3f} | "
+                  f"{ratio(r['measured'], r['measured_1ep'])} | {ratio(r['forecast'], r['forecast_1ep'])} |"
+                  for r in rows]  # fmt: skip
     return "\n".join(lines)
 
 

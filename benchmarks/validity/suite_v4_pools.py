@@ -5,6 +5,7 @@
     python benchmarks/validity/suite_v4_pools.py F --supplement   # -> .../v4-pool-f-more/ (its amendment 1)
     python benchmarks/validity/suite_v4_pools.py G             # -> .../v4-pool-g/
     python benchmarks/validity/suite_v4_pools.py H             # -> .../v4-pool-h/ (v5's test)
+    python benchmarks/validity/suite_v4_pools.py I             # -> .../v4-pool-i/ (v6's test)
 
 The protocols are docs/validity/v4/PROTOCOL-pool-f.md, PROTOCOL-pool-g.md and PROTOCOL-pool-h.md, each
 committed before its suite was built. The recipe is v4's (`suite_v4.build`: the same old texts, plan A with its curve
@@ -14,12 +15,15 @@ keeps the kinds mixed, so that a sweep cut short still holds every kind. Pool F'
 the same recipes, so the same tokens, and six replay mixes; its jobs are second seeds, replay,
 learning rates and regime B. Pool G's one suite holds its replay mixes too; its jobs are the
 first seeds, then second seeds, then replay; pool H's one suite, its jobs in PROTOCOL-pool-h.md's order
-(first seeds, second seeds, replay, learning rates, regime B), tests v5 beside v4.
+(first seeds, second seeds, replay, learning rates, regime B), tests v5 beside v4. Pool I's
+(PROTOCOL-pool-i.md, the same order) tests v6 beside v5, and cuts four sources at a fifth of an epoch too:
+a source too small for that cut (five times the plan's tokens) runs at one epoch only, and the build says so.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,12 +43,14 @@ class Pool:
     replayed: tuple[str, ...]  # at 5% and 25% replay
     learning_rates: tuple[str, ...] = ()
     regime_b: tuple[str, ...] = ()
+    fifth: tuple[str, ...] = ()  # at 0.2 epochs too (a corpus five times the plan's tokens)
 
     @property
     def recipes(self) -> dict:
         return {
             **{f"{source}:1ep": ("slice", (source,), 1.0) for source in self.order},
             **{f"{source}:10ep": ("slice", (source,), 10.0) for source in self.repeated},
+            **{f"{source}:0.2ep": ("slice", (source,), 0.2) for source in self.fifth},
         }
 
     @property
@@ -60,8 +66,9 @@ class Pool:
         return [{"run": name, "regime": "A", "seed": 0} for name in self.recipes]
 
     def more_jobs(self) -> list[dict]:
-        """Second seeds, replay, learning rates, regime B, in that order."""
+        """Second seeds (of the 1- and 0.2-epoch runs), replay, learning rates, regime B, in that order."""
         out = [{"run": f"{s}:1ep", "regime": "A", "seed": 1} for s in self.order]
+        out += [{"run": f"{s}:0.2ep", "regime": "A", "seed": 1} for s in self.fifth]
         out += [{"run": name, "regime": "A", "seed": 0} for name in self.replay]
         rates = ("A-lr1e-3", "A-lr1e-4")
         out += [{"run": f"{s}:1ep", "regime": r, "seed": 0} for r in rates for s in self.learning_rates]
@@ -132,8 +139,35 @@ POOLS = {
         learning_rates=("en-gcide", "de-words", "cs-fortunes", "code-ocaml-stdlib"),
         regime_b=("en-jargon", "ru-words", "tsv-pci-ids", "txt-ieee-oui", "code-php-phpseclib", "code-python-sympy"),
     ),
+    "I": Pool(  # PROTOCOL-pool-i.md: v6's held-out test (v5 scored beside it)
+        order=(
+            "eo-fortunes",
+            "code-erlang-otp",
+            "en-debian-policy",
+            "ko-words",
+            "code-prolog-swi",
+            "tsv-usb-ids",
+            "en-vim-help",
+            "code-lisp-sbcl",
+            "fr-words",
+            "txt-public-suffix",
+            "code-python-networkx",
+        ),
+        repeated=("fr-words", "code-prolog-swi"),
+        fifth=("en-debian-policy", "code-erlang-otp", "ko-words", "tsv-usb-ids"),
+        replayed=("ko-words", "en-vim-help", "code-python-networkx"),
+        learning_rates=("fr-words", "tsv-usb-ids", "code-erlang-otp", "eo-fortunes"),
+        regime_b=(
+            "en-debian-policy",
+            "ko-words",
+            "txt-public-suffix",
+            "tsv-usb-ids",
+            "code-lisp-sbcl",
+            "code-python-networkx",
+        ),
+    ),
 }
-OUT = {"F": v2.CACHE / "v4-pool-f", "G": v2.CACHE / "v4-pool-g", "H": v2.CACHE / "v4-pool-h"}
+OUT = {pool: v2.CACHE / f"v4-pool-{pool.lower()}" for pool in POOLS}
 MORE = {"F": v2.CACHE / "v4-pool-f-more"}  # pool F's supplement (PROTOCOL-pool-f.md, amendment 1)
 
 
@@ -159,6 +193,14 @@ def main() -> int:
         job_list = pool.first_jobs() + pool.more_jobs()
     v4.build(lambda message: print(message, flush=True), recipes=recipes, replays=replays, out=out,
              job_list=job_list, heldout=pool.order)  # fmt: skip
+    runs = {run["name"]: run for run in json.loads((out / "suite.json").read_text())["runs"]}
+    small = [name for name in recipes if name.endswith(":0.2ep") and runs[name]["epochs"] > 0.25]
+    if small:  # the source holds less than five plans of tokens: the cut is not a fifth of an epoch
+        print(f"pool {args.pool}: {', '.join(small)} left out: the source is too small for a fifth of an epoch")
+        recipes = {name: recipe for name, recipe in recipes.items() if name not in small}
+        job_list = [job for job in job_list if job["run"] not in small]
+        v4.build(lambda message: print(message, flush=True), recipes=recipes, replays=replays, out=out,
+                 job_list=job_list, heldout=pool.order)  # fmt: skip
     return 0
 
 

@@ -192,7 +192,6 @@ def test_a_scan_s_profile_holds_the_entropy_of_its_corpus_and_a_loaded_one_keeps
     }
     assert Profile.load(profile.save(tmp_path / "korean")).contexts == profile.contexts
     assert (profile + profile).contexts is None  # a sum's entropy is not its parts': it says it has none
-    assert (profile + profile).repetition is None  # nor its 3-gram collision
 
 
 def test_a_forecast_says_when_h_was_measured_on_a_sample_or_not_at_all(monkeypatch, tmp_path):
@@ -215,7 +214,6 @@ def test_a_forecast_says_when_h_was_measured_on_a_sample_or_not_at_all(monkeypat
     summed = Summary.of(profile + profile).forecast
     assert summed.terms.entropy == UNMEASURED_ENTROPY and not summed.terms.entropy_known
     assert "no 2-gram entropy H in the profile (saved before v5, a sum of profiles" in summed.basis
-    assert "no 3-gram sketch in the profile (saved before it, or a sum of profiles)" in summed.basis
 
     data = json.loads((folder / "profile.json").read_text(encoding="utf-8"))
     data["contexts"] = {**data["contexts"], "entropy": None}  # 2-grams sampled, no entropy: edited

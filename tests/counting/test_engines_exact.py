@@ -175,7 +175,7 @@ def test_profiles_counted_by_either_engine_are_the_same_and_merge(shared_data, f
     assert by_fastokens.tokenizer["engine"].startswith("fastokens 0.3.")
     assert f"checked against {tokenizers_version()}" in by_fastokens.tokenizer["engine"]
     assert np.array_equal(by_reference.table.count, by_fastokens.table.count)
-    assert by_reference.repetition == by_fastokens.repetition
+    assert by_reference.contexts == by_fastokens.contexts
     assert by_reference.sources == by_fastokens.sources
     assert not by_reference.notes and not by_fastokens.notes
     merged = by_reference + by_fastokens

@@ -99,6 +99,15 @@ def test_a_format_1_profile_with_all_its_files_loads_as_it_did(copy, korean):
     assert loaded.notes == () and loaded.old_text is not None and loaded.total_tokens == korean.total_tokens
 
 
+def test_a_profile_saved_before_v6_with_a_3_gram_repetition_loads_and_forecasts_as_a_new_one(copy, korean):
+    from vocabrisk.risk.summary import Summary
+
+    data = json.loads((copy / "profile.json").read_text(encoding="utf-8"))
+    data["repetition"] = {"trigrams": 1000, "collision": 0.5}  # what scans before v6 saved; read no more
+    (copy / "profile.json").write_text(json.dumps(data), encoding="utf-8")
+    assert Summary.of(Profile.load(copy)).forecast.to_dict() == Summary.of(korean).forecast.to_dict()
+
+
 def test_force_replaces_the_profiles_own_files_and_keeps_the_users(copy, korean):
     (copy / "NOTES.md").write_text("why this baseline\n", encoding="utf-8")
     (copy / ".gitkeep").write_text("", encoding="utf-8")

@@ -110,16 +110,29 @@ def test_repetition_raises_the_body_and_the_total_exceeds_the_head():
     once = predict(shares, old, corpus=PLAN.tokens_per_step * PLAN.steps)
     often = predict(shares, old, corpus=PLAN.tokens_per_step * PLAN.steps // 20)
     assert once.epochs == pytest.approx(1.0) and often.epochs == pytest.approx(20.0)
-    assert not once.terms.repeats_known and once.terms.repeats == pytest.approx(1.0)  # no sketch: R is the epochs
+    assert once.terms.passes == pytest.approx(1.0) and often.terms.passes == pytest.approx(20.0)
     assert often.body > once.body > 0 and once.total > once.head
+    # ln(1 + E): twenty passes forecast ln 21 / ln 2 times the body of one, the head's part aside
+    assert often.body / once.body == pytest.approx(math.log(21) / math.log(2))
 
 
-def test_a_templated_corpus_forecasts_more_body_forgetting_than_varied_text_of_the_same_tokens():
-    old, shares, corpus = two_languages(), shares_of([0, 1, 2, 3, 25]), 50_000
-    varied = predict(shares, old, corpus=corpus, collision=1 / corpus)  # every 3-gram once
-    templated = predict(shares, old, corpus=corpus, collision=0.01)  # a few hundred 3-grams, over and over
-    assert templated.terms.repeats_known and templated.terms.repeats == pytest.approx(500 * varied.terms.repeats)
-    assert templated.body > varied.body and templated.head == varied.head
+def test_less_than_one_pass_of_a_large_corpus_forecasts_the_body_of_one_pass():
+    old, shares = two_languages(), shares_of([0, 1, 2, 3, 25])
+    plan_tokens = PLAN.tokens_per_step * PLAN.steps
+    once, fifth = predict(shares, old, corpus=plan_tokens), predict(shares, old, corpus=5 * plan_tokens)
+    assert fifth.terms.passes == pytest.approx(0.2)
+    assert fifth.body == pytest.approx(once.body) and fifth.curve == once.curve  # fresh text at every step
+
+
+def test_replay_takes_passes_from_a_small_corpus():
+    reference = [str(SAMPLES / "english-prose")]
+    plan = replace(PLAN, steps=400)  # many passes over the small Korean notes
+    summary = Summary.of(scan([str(SAMPLES / "korean-notes.txt")], "demo", reference=reference), plan)
+    replay = scan([str(SAMPLES / "python-code.jsonl")], "demo")  # not the old text's kind: it protects little
+    mixed = summary.mixed(replay.shares, 0.5).forecast
+    assert mixed.terms.passes == pytest.approx(summary.forecast.terms.passes / 2)
+    unprotected = math.log1p(mixed.terms.passes) / math.log1p(summary.forecast.terms.passes)
+    assert mixed.body == pytest.approx(summary.forecast.body * mixed.replay.protection * unprotected)
 
 
 def test_the_body_follows_how_alike_the_corpus_and_the_old_text_are():
@@ -233,7 +246,7 @@ def test_checkpoints_double_from_five_up_to_the_plans_last_step():
 
 
 def test_the_curve_rises_along_a_constant_plan_and_ends_at_the_headline():
-    result = predict(shares_of([0, 1, 2, 3, 25]), two_languages())
+    result = predict(shares_of([0, 1, 2, 3, 25]), two_languages(), corpus=PLAN.tokens_per_step * PLAN.steps)
     assert [p.step for p in result.curve] == list(checkpoints(PLAN.steps))
     heads, bodies = [p.head for p in result.curve], [p.body for p in result.curve]
     assert heads == sorted(heads) and bodies == sorted(bodies) and heads[0] < heads[-1]
@@ -278,11 +291,10 @@ def test_mixing_in_the_old_texts_kind_forecasts_less_forgetting():
     reference = [str(SAMPLES / "english-prose")]
     summary = Summary.of(scan([str(SAMPLES / "korean-notes.txt")], "demo", reference=reference), PLAN)
     replay = scan(reference, "demo")
-    collision = replay.repetition["collision"]
-    mixed = [summary.mixed(replay.shares, share, collision).forecast.total for share in (0.05, 0.25, 0.5)]
+    mixed = [summary.mixed(replay.shares, share).forecast.total for share in (0.05, 0.25, 0.5)]
     assert summary.forecast.total > mixed[0] > mixed[1] > mixed[2]
-    assert summary.mixed(replay.shares, 0.0, collision).forecast.total == pytest.approx(summary.forecast.total)
-    at_last = summary.mixed(replay.shares, 0.25, collision, curve=False).forecast  # what the advice reads
+    assert summary.mixed(replay.shares, 0.0).forecast.total == pytest.approx(summary.forecast.total)
+    at_last = summary.mixed(replay.shares, 0.25, curve=False).forecast  # what the advice reads
     assert [p.step for p in at_last.curve] == [PLAN.steps] and at_last.total == mixed[1]  # the same number, exactly
     with pytest.raises(ValueError, match=r"\[0, 1\)"):
         summary.mixed(replay.shares, 1.0)
@@ -295,7 +307,7 @@ def test_replay_of_the_old_texts_kind_protects_the_body_at_once_and_then_saturat
     bodies = {}
     for name, replay in (("own", own_kind), ("other", other_kind)):
         for share in (0.05, 0.25):
-            made = summary.mixed(replay.shares, share, replay.repetition["collision"]).forecast
+            made = summary.mixed(replay.shares, share).forecast
             bodies[name, share] = made.body
             assert made.to_dict()["replay"] == {"share": share, "coverage": made.replay.coverage,
                                                 "body_kept": made.replay.protection}  # fmt: skip

@@ -2,9 +2,8 @@
 
 `counter` counts documents (`pieces` cuts long ones where the tokenizer would anyway), `encoder` runs the
 tokenizer on an engine, `engines` chooses that engine (the reference, or an accelerator checked against it on
-`probes` and on the corpus), `counts`, `repeats` (a 3-gram sketch) and `contexts` (a 2-gram sample) are the
-mergeable result, `policy` the special-token rules,
-`inputs` counts the inputs of a run, and `executors` decide where that runs.
+`probes` and on the corpus), `counts` and `contexts` (a 2-gram sample) are the mergeable result, `policy`
+the special-token rules, `inputs` counts the inputs of a run, and `executors` decide where that runs.
 """
 
 from vocabrisk.counting.counter import TokenCounter

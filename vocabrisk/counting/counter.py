@@ -3,9 +3,8 @@
 Every document is encoded on its own, exactly as the model's tokenizer would, with
 truncation and padding switched off whatever `tokenizer.json` configures (Pegasus's file
 cuts every document at 192 tokens). A batch's ids are counted with one `bincount` over
-their concatenation, so Python does no work per token; the same concatenation feeds the 3-gram
-sketch (`vocabrisk.counting.repeats`) and the 2-gram sample (`vocabrisk.counting.contexts`) the forecast
-reads predictability from.
+their concatenation, so Python does no work per token; the same concatenation feeds the 2-gram sample
+(`vocabrisk.counting.contexts`) the forecast reads predictability from.
 
 The ids come from a counting engine (`vocabrisk.counting.engines`): the reference, `tokenizers`, or an
 accelerator checked against it; the counts are the same whichever counts. A document holding a byte the
@@ -21,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vocabrisk.counting import contexts, repeats
+from vocabrisk.counting import contexts
 from vocabrisk.counting.counts import TokenCounts, utf8_size
 from vocabrisk.counting.encoder import Encoded
 from vocabrisk.counting.engines import load_encoder, trimmed_spec
@@ -150,16 +149,16 @@ class TokenCounter:
     ) -> tuple[TokenCounts, np.ndarray]:
         """The counts of `texts`, encoded without special tokens whatever the policy, as consecutive parts of
         one document whose ids so far end in BEFORE and whose 2-gram bucket is BUCKET (None: not known yet,
-        the 2-grams counted in bucket 0, to be moved; `vocabrisk.counting.contexts`); and the last two ids
+        the 2-grams counted in bucket 0, to be moved; `vocabrisk.counting.contexts`); and the last id
         after them (no document counted). FLOOR: as `count`'s."""
         texts = list(texts)
         encoded = self._encode_plain(texts)
         counted = self._counts_of(texts, encoded, joined=before, bucket=bucket, floor=floor)
-        return counted, np.concatenate([before, encoded.ids.astype(np.int64)])[-2:]
+        return counted, np.concatenate([before, encoded.ids.astype(np.int64)])[-1:]
 
     @cached_property
     def _special_rows(self) -> np.ndarray:
-        """Which ids are special tokens: 3-grams holding one are not the text's (`vocabrisk.counting.repeats`)."""
+        """Which ids are special tokens: 2-grams holding one are not the text's (`vocabrisk.counting.contexts`)."""
         special = np.zeros(self.vocab_size, dtype=bool)
         ids = self.special_ids
         if ids is None:
@@ -175,9 +174,9 @@ class TokenCounter:
         bucket: int | None = None,
         floor: int = 0,
     ):
-        """The token counts, 3-gram sketch and 2-gram sample of encoded texts, refusing ids past the vocabulary.
+        """The token counts and 2-gram sample of encoded texts, refusing ids past the vocabulary.
 
-        Each text is its own document for the sketch and sample; with JOINED (the ids just before), the texts are
+        Each text is its own document for the sample; with JOINED (the ids just before), the texts are
         consecutive parts of one document, which those ids began, of 2-gram BUCKET.
         """
         ids = encoded.ids
@@ -188,16 +187,14 @@ class TokenCounter:
         if not counts[special].any() and (joined is None or not special[joined.astype(np.intp)].any()):
             special = None
         if joined is None:
-            buckets, trigrams = repeats.sketch(ids, encoded.lengths, special)
             hashed = [contexts.bucket(t) for t in texts]
             pairs = contexts.sample(ids, encoded.lengths, hashed, special, floor)
         else:
             whole = np.concatenate([joined.astype(ids.dtype), ids])
-            buckets, trigrams = repeats.sketch(whole, [len(whole)], special)
             tail = whole[-len(ids) - 1 :]  # the 2-gram across the join, and those after it
             known = bucket is not None  # not yet: its 2-grams are all held, to be moved to it
             pairs = contexts.sample(tail, [len(tail)], [bucket or 0], special, floor if known else 0)
-        return TokenCounts(counts, trigram_sketch=buckets, trigrams=trigrams, contexts=pairs)
+        return TokenCounts(counts, contexts=pairs)
 
     def _unreadable(self, texts: list[str], encoded: Encoded) -> UnreadableText:
         """The error naming each document whose ids go past the vocabulary, and the character why."""

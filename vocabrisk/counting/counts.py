@@ -2,8 +2,7 @@
 
 Partial counts from any worker, file or shard merge by addition, so a corpus gives the
 same counts whatever the order or number of workers. Beside the per-token counts they carry a
-sketch of the 3-gram counts (`vocabrisk.counting.repeats`) and a sample of the 2-gram counts
-(`vocabrisk.counting.contexts`), which merge the same way.
+sample of the 2-gram counts (`vocabrisk.counting.contexts`), which merges the same way.
 """
 
 from __future__ import annotations
@@ -12,7 +11,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from vocabrisk.counting import repeats
 from vocabrisk.counting.contexts import ContextSample
 
 
@@ -21,8 +19,6 @@ class TokenCounts:
     counts: np.ndarray  # int64, one entry per token id
     documents: int = 0
     text_bytes: int = 0  # UTF-8 bytes of the documents' text
-    trigram_sketch: np.ndarray = field(default_factory=repeats.empty)  # see vocabrisk.counting.repeats
-    trigrams: int = 0  # 3-grams in the sketch
     contexts: ContextSample = field(default_factory=ContextSample)  # see vocabrisk.counting.contexts
 
     @classmethod
@@ -32,11 +28,6 @@ class TokenCounts:
     @property
     def tokens(self) -> int:
         return int(self.counts.sum())
-
-    @property
-    def collision(self) -> float | None:
-        """Σ f(g)² over the counted 3-grams (estimated; `vocabrisk.counting.repeats`), None without any."""
-        return repeats.collision(self.trigram_sketch, self.trigrams)
 
     @property
     def context_entropy(self) -> float | None:
@@ -51,8 +42,6 @@ class TokenCounts:
             self.counts + other.counts,
             self.documents + other.documents,
             self.text_bytes + other.text_bytes,
-            self.trigram_sketch + other.trigram_sketch,
-            self.trigrams + other.trigrams,
             self.contexts + other.contexts,
         )
 
@@ -62,8 +51,6 @@ class TokenCounts:
         self.counts += other.counts
         self.documents += other.documents
         self.text_bytes += other.text_bytes
-        self.trigram_sketch = self.trigram_sketch + other.trigram_sketch
-        self.trigrams += other.trigrams
         self.contexts = self.contexts + other.contexts
         return self
 
@@ -71,8 +58,7 @@ class TokenCounts:
         return (
             isinstance(other, TokenCounts)
             and np.array_equal(self.counts, other.counts)
-            and (self.documents, self.text_bytes, self.trigrams) == (other.documents, other.text_bytes, other.trigrams)
-            and np.array_equal(self.trigram_sketch, other.trigram_sketch)
+            and (self.documents, self.text_bytes) == (other.documents, other.text_bytes)
             and self.contexts == other.contexts
         )
 

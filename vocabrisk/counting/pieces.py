@@ -188,7 +188,7 @@ class LongDocument:
         self.limit = limit
         self.held: list[str] = []  # pieces not encoded yet, to be joined
         self.drop_space = False  # whether the held text's leading space is the prepended ▁'s
-        self.tail = np.zeros(0, dtype=np.int64)  # the last two ids encoded: 3-grams run across the cuts
+        self.tail = np.zeros(0, dtype=np.int64)  # the last id encoded: 2-grams run across the cuts
         self.prefix = ""  # the document's first characters, until its 2-gram bucket is known (`counting.contexts`)
         self.bucket: int | None = None
         self.pending = ContextSample()  # the 2-grams counted before the bucket was known

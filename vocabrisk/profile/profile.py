@@ -76,9 +76,6 @@ class Profile:
     skipped_examples: list[dict] = field(default_factory=list)
     tool_version: str = __version__
     old_text: OldText | None = None  # the reference's token ids, where the prior came from text
-    # How much the corpus repeats itself: {"trigrams": n, "collision": Σ f(g)²} (`vocabrisk.counting.repeats`);
-    # None in a profile saved before vocabrisk measured it
-    repetition: dict | None = None
     # How predictable its next token is from the one before (`vocabrisk.counting.contexts`): {"pairs": 2-grams,
     # "level": L, "sampled_pairs": those of the documents sampled (all of them at L = 0, 1/2^L of the documents
     # past that), "entropy": H(next | previous) in nats over them}; None in a profile saved before vocabrisk
@@ -106,7 +103,6 @@ class Profile:
         return cls(
             table,
             model=model,
-            repetition={"trigrams": counts.trigrams, "collision": counts.collision},
             contexts={
                 "pairs": counts.contexts.pairs,
                 "level": counts.contexts.level,
@@ -258,7 +254,6 @@ class Profile:
             skips=self.skips + other.skips,
             skipped_examples=(self.skipped_examples + other.skipped_examples)[:MAX_SKIP_EXAMPLES],
             contexts=None,  # the entropy of a sum is not a function of its parts' entropies: scan them together
-            repetition=None,  # nor its 3-gram collision of theirs (their 3-grams' overlap is not kept)
             notes=tuple(dict.fromkeys(self.notes + other.notes)),
         )
 
@@ -305,7 +300,6 @@ class Profile:
             "text_bytes": self.text_bytes,
             "tokens": self.total_tokens,
             "vocab_size": self.vocab_size,
-            "repetition": self.repetition,
             "contexts": self.contexts,
             "used_rows": self.used_rows(),
             "absent_rows": int(self.absent_rows().sum()),
@@ -389,7 +383,6 @@ class Profile:
                 skipped_examples=meta["skipped_examples"],
                 tool_version=meta["tool_version"],
                 old_text=old_text,
-                repetition=_repetition(folder, meta.get("repetition")),
                 contexts=_contexts(folder, meta.get("contexts")),
                 notes=(*notes, *_engine_notes(meta["tokenizer"])),
             )
@@ -442,25 +435,6 @@ _FIELDS: dict[str, Any] = {  # field -> the JSON type it must have
 _KEYS = {"tokenizer": {"fingerprint": str, "model_type": str}, "model": {"name": str}}
 _ITEM_KEYS = {"sources": ("path",), "skipped_examples": ("source", "locator", "reason")}
 _JSON_TYPES = {str: "a string", int: "a whole number", dict: "an object", list: "a list"}
-
-
-def _repetition(folder: Path, value: object) -> dict | None:
-    """profile.json's `repetition` ({"trigrams", "collision"}), checked; None where a profile predates it."""
-    if value is None:
-        return None
-    trigrams = value.get("trigrams") if isinstance(value, dict) else None
-    collision = value.get("collision") if isinstance(value, dict) else None
-    if (
-        not isinstance(trigrams, int)
-        or isinstance(trigrams, bool)
-        or trigrams < 0
-        or not (collision is None or (isinstance(collision, (int, float)) and 0 < collision <= 1))
-        or (collision is None) != (trigrams == 0)
-    ):
-        raise _corrupt(
-            folder, f"{PROFILE_JSON} has a repetition of the wrong kind ({value!r}): trigrams and a collision in (0, 1]"
-        )
-    return {"trigrams": trigrams, "collision": None if collision is None else float(collision)}
 
 
 def _contexts(folder: Path, value: object) -> dict | None:

@@ -33,16 +33,18 @@ A model of the mechanism, each step a term that the ablation in docs/VALIDITY.md
 6. **The body** (the rest of the network) forgets most of the total on a real model, and mostly at
    the same old positions: those whose next token the corpus starves. It learns that those tokens
    do not occur in text like the corpus's, and applies that to old contexts as far as they look
-   alike. Its term is `body_gain · lr · (1 - e^{-Σ lr / BODY_RELAXATION}) · S · B · ln(1 + R) · e^{-H}`:
+   alike. Its term is `body_gain · lr · (1 - e^{-Σ lr / BODY_RELAXATION}) · S · B · ln(1 + max(1, E)) · e^{-H}`:
    the body relaxes toward the corpus's optimum at a pace set by the summed learning rate, and the
    loss it adds there is proportional to the learning rate (the stationary excess of a noisy
    optimizer: a run at three times the rate forgets about three times more once relaxed, which a
    term in Σ lr alone cannot say; docs/VALIDITY.md "v4"). lr is the mean rate so far. S, the share of old-text tokens
    whose rows the plan starves (`Σ q_j a_j`, q the old text's token distribution); B, how alike
    the corpus and the old text are (the Bhattacharyya coefficient `Σ √(p_j q_j)` of their token
-   distributions); R, how often the plan revisits the corpus's own 3-grams (plan tokens ×
-   `Σ f(g)²`, `vocabrisk.counting.repeats`): the more often the same contexts come back, the more
-   their pushes add up. e^{-H} (v5), H the corpus's next-token entropy given the token before
+   distributions); E, the plan's passes over the corpus so far (tokens trained on / corpus tokens):
+   each pass past the first shows the network the same contexts again and their pushes add up, while
+   less than one pass of a large corpus forgets as one pass of it does (v6: design sources cut at a
+   fifth of an epoch and at one forgot alike, and ten passes forgot 2.4 to 7.5 times one;
+   docs/VALIDITY.md "v6"). e^{-H} (v5), H the corpus's next-token entropy given the token before
    (`vocabrisk.counting.contexts`): the geometric-mean probability with which the corpus's own
    continuations can be learned. Text whose next token is nearly determined (tables, word lists,
    templates, a small corpus the plan memorises) is fitted with confident, consistent gradients that move
@@ -70,10 +72,9 @@ The forecast is a curve over the plan (`Forecast.curve`): every term at each che
 its last point.
 
 Where each of these came from, and what the ablation on the design runs kept: docs/VALIDITY.md
-("v3", "v4", "v5"). A profile without H (saved before v5, or a sum of profiles) gets the design
+("v3" to "v6"). A profile without H (saved before v5, or a sum of profiles) gets the design
 corpora's median (`UNMEASURED_ENTROPY`), and the forecast says so, as it says when H was measured on a
-sample of a large corpus's documents. A profile saved before the 3-gram sketch
-existed has no R; the forecast then takes every 3-gram as unique (R = the implied epochs) and says so.
+sample of a large corpus's documents.
 
 Without calibration the documented defaults below apply and the band is wider.
 """
@@ -130,35 +131,36 @@ class Body:
 
     starved: float  # S: share of old-text tokens whose rows the plan starves
     alike: float  # B: Bhattacharyya coefficient of the corpus's and the old text's token distributions
-    repeats: float  # R: the plan's revisits of the corpus's 3-grams
-    repeats_known: bool  # False where the profile has no 3-gram sketch and R is the implied epochs
+    passes: float  # E: the plan's passes over the corpus by its last step (its implied epochs)
     entropy: float  # H: the corpus's next-token entropy given the token before, nats
     entropy_known: bool  # False where the profile has no H and H is UNMEASURED_ENTROPY
     entropy_level: int  # H measured on the documents of a 1/2^level sample (`vocabrisk.counting.contexts`)
-    unit: float  # the term at the plan's last step: lr · (1 - e^{-Σlr/BODY_RELAXATION}) · S · B · ln(1 + R) · e^{-H}
+    unit: float  # at the plan's last step: lr · (1 - e^{-Σlr/BODY_RELAXATION}) · S · B · ln(1 + max(1, E)) · e^{-H}
     curve: tuple[float, ...] = ()  # the term at each of the drive's checkpoints
 
     @classmethod
     def of(
-        cls, shares: np.ndarray, exposure: np.ndarray, old_usage: np.ndarray, drive: Drive, collision: float | None,
-        entropy: float | None = None, entropy_level: int = 0,
+        cls, shares: np.ndarray, exposure: np.ndarray, old_usage: np.ndarray, drive: Drive,
+        entropy: float | None = None, entropy_level: int = 0, own: float = 1.0,
     ) -> Body:  # fmt: skip
+        """The term for a corpus with these token SHARES and EXPOSURE, taking OWN of the plan's tokens (less
+        than 1 where a what-if mixes replay in: its passes over the corpus are fewer)."""
         shares, old_usage = np.asarray(shares, dtype=np.float64), np.asarray(old_usage, dtype=np.float64)
         q = distribution(old_usage)
         starved = float(np.dot(q, exposure))
         similar = alike(shares, q)
         seen = np.asarray(drive.tokens_seen, dtype=np.float64)
-        repeats = seen * collision if collision is not None else seen / max(drive.corpus_tokens, 1)
+        passes = own * seen / max(drive.corpus_tokens, 1)
         h = UNMEASURED_ENTROPY if entropy is None else float(entropy)
         lr_sums, steps = np.asarray(drive.lr_sums), np.asarray(drive.steps, dtype=np.float64)
         pace = (lr_sums / steps) * -np.expm1(-lr_sums / BODY_RELAXATION)
-        curve = pace * starved * similar * np.log1p(repeats) * math.exp(-h)
-        return cls(starved, similar, float(repeats[-1]), collision is not None, h, entropy is not None,
+        curve = pace * starved * similar * np.log1p(np.maximum(passes, 1.0)) * math.exp(-h)
+        return cls(starved, similar, float(passes[-1]), h, entropy is not None,
                    entropy_level, float(curve[-1]), tuple(curve.tolist()))  # fmt: skip
 
     def to_dict(self) -> dict:
-        return {"starved_old_share": self.starved, "alike": self.alike, "repeats": self.repeats,
-                "repeats_measured": self.repeats_known, "context_entropy": self.entropy,
+        return {"starved_old_share": self.starved, "alike": self.alike, "passes": self.passes,
+                "context_entropy": self.entropy,
                 "context_entropy_measured": self.entropy_known,
                 "context_entropy_sample": 2.0**-self.entropy_level}  # fmt: skip
 
@@ -272,11 +274,6 @@ class Forecast:
         parts = [f"{self.calibration.source} constants" if self.calibration.calibrated else "uncalibrated defaults"]
         if not self.old_text:
             parts.append("no old text (not local)")
-        if not self.terms.repeats_known:
-            parts.append(
-                "no 3-gram sketch in the profile (saved before it, or a sum of profiles): R taken as the implied "
-                "epochs; scan the corpora together to measure repetition"
-            )
         if not self.terms.entropy_known:
             parts.append(
                 f"no 2-gram entropy H in the profile (saved before v5, a sum of profiles, or documents each too "
@@ -481,7 +478,6 @@ def forecast(
     calibration: Calibration | None = None,
     *,
     old_usage: np.ndarray | None = None,
-    collision: float | None = None,
     entropy: float | None = None,
     entropy_level: int = 0,
     width: int | None = None,
@@ -492,8 +488,8 @@ def forecast(
     """The forecast of forgetting for a corpus with these token shares and per-row exposure, along the plan
     (with `curve` False, at its last step alone: the same numbers there, for a ninth of the head's work).
 
-    `old_usage` is the old text's token counts (the prior stands in without them), `collision`
-    the corpus's 3-gram Σ f(g)² (`TokenCounts.collision`), `entropy` its H(next | previous) in nats
+    `old_usage` is the old text's token counts (the prior stands in without them), `entropy` the corpus's
+    H(next | previous) in nats
     (`TokenCounts.context_entropy`, on a 1/2^entropy_level sample of the documents), `width` the head's
     hidden size,
     `budget` the nats the user allows (where the curve crosses it is reported), `replay` the share of
@@ -507,7 +503,8 @@ def forecast(
     contained = np.asarray(shares) > 0
     heads = drive.head_curve(kappa, contained, old, prior)
     driver = (shares, exposure) if replay is None else (replay.shares, replay.exposure)
-    terms = Body.of(*driver, prior if old_usage is None else old_usage, drive, collision, entropy, entropy_level)
+    own = 1.0 if replay is None else 1.0 - replay.share
+    terms = Body.of(*driver, prior if old_usage is None else old_usage, drive, entropy, entropy_level, own)
     kept = 1.0 if replay is None else replay.protection
     bodies = calibration.body_gain * kept * np.asarray(terms.curve)
     adapted = drive.adaptation(calibration.adaptation)

@@ -108,14 +108,14 @@ def old_usage(profile: Profile) -> np.ndarray | None:
 
 
 def _forecast(
-    profile: Profile, risk: RiskResult, shares: np.ndarray, calibration: Calibration, collision: float | None,
-    budget: float | None = None, curve: bool = True, replay: Replay | None = None,
+    profile: Profile, risk: RiskResult, shares: np.ndarray, calibration: Calibration, budget: float | None = None,
+    curve: bool = True, replay: Replay | None = None,
 ) -> Forecast:  # fmt: skip
     """The forecast of a corpus with these token SHARES (the profile's, or a mix's with its REPLAY) under RISK's
     plan."""
     return forecast(
         shares, risk.exposure, risk.prior, profile.old_text, risk.plan, profile.total_tokens, calibration,
-        old_usage=old_usage(profile), collision=collision, entropy=(profile.contexts or {}).get("entropy"),
+        old_usage=old_usage(profile), entropy=(profile.contexts or {}).get("entropy"),
         entropy_level=(profile.contexts or {}).get("level", 0),
         width=head.hidden if (head := profile.model.get("head")) else None, budget=budget, curve=curve,
         replay=replay,
@@ -151,28 +151,24 @@ class Summary:
         plan = plan or TrainingPlan()
         risk = assess(profile, plan)
         calibration = calibration or load_calibration(profile.calibration_key)
-        collision = (profile.repetition or {}).get("collision")
-        return cls(profile, risk, _forecast(profile, risk, profile.shares, calibration, collision, budget))
+        return cls(profile, risk, _forecast(profile, risk, profile.shares, calibration, budget))
 
-    def mixed(self, replay: np.ndarray, share: float, collision: float | None = None, curve: bool = True) -> WhatIf:
+    def mixed(self, replay: np.ndarray, share: float, curve: bool = True) -> WhatIf:
         """The risk and forecast had SHARE of the plan's tokens been replay text with token shares REPLAY
-        (what `--mix` advises on); COLLISION is the replay's 3-gram Σ f², None for a text too large to repeat.
-        With `curve` False, the forecast is at the plan's last step alone (what the advice reads).
+        (what `--mix` advises on). With `curve` False, the forecast is at the plan's last step alone (what
+        the advice reads).
 
-        Token distributions add (the head's view); the corpus's 3-grams and the replay's are taken as
-        disjoint, so the mix's Σ f² is (1 - share)² of the corpus's plus share² of the replay's. The
-        body's forgetting stays the corpus's, less what the replay protects as far as it is the old
-        text's kind (`forecast.Replay`, term 8), and its predictability H the corpus's own. The plan (its
-        steps and tokens) and the old text stay: replay takes SHARE of what each step trains on."""
+        Token distributions add (the head's view). The body's forgetting stays the corpus's, over its
+        fewer passes (1 - SHARE of the plan's tokens), less what the replay protects as far as it is the
+        old text's kind (`forecast.Replay`, term 8), and its predictability H the corpus's own. The plan
+        (its steps and tokens) and the old text stay: replay takes SHARE of what each step trains on."""
         if not 0.0 <= share < 1.0:
             raise ValueError(f"a replay share is in [0, 1), not {share}")
         p = self.profile
         shares = (1.0 - share) * p.shares + share * np.asarray(replay, dtype=np.float64)
         risk = assess(p, self.risk.plan, shares=shares)
-        mine = (p.repetition or {}).get("collision")
-        mixed = None if mine is None else (1 - share) ** 2 * mine + share**2 * (collision or 0.0)
         kind = Replay.of(share, replay, self._old_counts, self._self_alike, p.shares, self.risk.exposure)
-        return WhatIf(risk, _forecast(p, risk, shares, self.forecast.calibration, mixed, curve=curve, replay=kind))
+        return WhatIf(risk, _forecast(p, risk, shares, self.forecast.calibration, curve=curve, replay=kind))
 
     @cached_property
     def _old_counts(self) -> np.ndarray:

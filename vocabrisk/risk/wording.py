@@ -14,7 +14,8 @@ if TYPE_CHECKING:
     from vocabrisk.profile.profile import Profile
 
 HOW_WELL = (
-    "v5, held out on SmolLM2-135M (pool H: 13 corpora of 11 sources from PyPI and Debian, none designed on; "
+    "v6 is not yet held out (pool I is its test); v5, held out on SmolLM2-135M (pool H: 13 corpora of 11 "
+    "sources from PyPI and Debian, none designed on; "
     "40-step fine-tunes), ranked total forgetting at Spearman +0.23 on English prose and +0.69 on Python code "
     "(v4 +0.08 and +0.27; seeds agree at +0.89), the head's part at +0.76 and +0.89, and came within x2 after "
     "calibration for 31% and 46% of corpora; its curves are within x1.5 for 9-12% of points and its replay "

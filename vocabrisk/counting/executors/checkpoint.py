@@ -164,14 +164,13 @@ UNREADABLE = (OSError, ValueError, KeyError, zipfile.BadZipFile)
 
 
 def write_counts(file: Path | IO[bytes], counts: TokenCounts, meta: dict) -> None:
-    """COUNTS, with their 3-gram sketch and 2-gram sample, and META (plain data) as one .npz."""
+    """COUNTS, with their 2-gram sample, and META (plain data) as one .npz."""
     pairs = counts.contexts
-    totals = {"documents": counts.documents, "text_bytes": counts.text_bytes, "trigrams": counts.trigrams,
-              "context_level": pairs.level, "context_pairs": pairs.pairs}  # fmt: skip
+    totals = {"documents": counts.documents, "text_bytes": counts.text_bytes, "context_level": pairs.level,
+              "context_pairs": pairs.pairs}  # fmt: skip
     np.savez_compressed(
         file,
         counts=counts.counts,
-        trigram_sketch=counts.trigram_sketch,
         context_keys=pairs.keys,
         context_counts=pairs.counts,
         meta=np.array(json.dumps({**meta, **totals})),
@@ -181,11 +180,11 @@ def write_counts(file: Path | IO[bytes], counts: TokenCounts, meta: dict) -> Non
 def read_counts(file: Path | IO[bytes]) -> tuple[TokenCounts, dict]:
     """The counts and metadata `write_counts` wrote; one of UNREADABLE where it did not write FILE whole."""
     with np.load(file, allow_pickle=False) as data:
-        counts, sketch, meta = data["counts"], data["trigram_sketch"], json.loads(str(data["meta"]))
+        counts, meta = data["counts"], json.loads(str(data["meta"]))  # a 3-gram sketch (before v6) is not read
         pairs = ContextSample(data["context_keys"].astype(np.uint64), data["context_counts"].astype(np.int64),
                               meta["context_level"], meta["context_pairs"])  # fmt: skip
     totals = (meta["documents"], meta["text_bytes"])
-    return TokenCounts(counts.astype(np.int64), *totals, sketch.astype(np.int64), meta["trigrams"], pairs), meta
+    return TokenCounts(counts.astype(np.int64), *totals, pairs), meta
 
 
 def _sources_change(earlier: list, now: list) -> str:
