@@ -14,7 +14,6 @@ ROUNDS:
 - load: the engine the scan would choose (`engine_for`), loaded from the file;
 - encode: that engine on every batch;
 - bincount: each batch's counts (one `bincount` of its ids, as the plain loop does);
-- sketch: each batch's 3-gram sketch (`vocabrisk.counting.repeats`);
 - 2-gram sample: each batch's 2-gram sample (`vocabrisk.counting.contexts`) from the level the counts have
   reached, merged batch by batch, as the scan samples and merges counts.
 
@@ -23,7 +22,7 @@ times (`plain_count.py`; `vocabrisk scan --prior tokenizer --format json -q --ou
 warmed first), median seconds; and the imports alone (`import tokenizers, numpy` against `import
 vocabrisk.cli`). What the parts in line do not explain ("the rest": discovery, the profile's files and JSON,
 the forecast, waits on the reader, the engine's threads idle) is the scan's median less the start-up, the
-imports, load, encode, bincount, sketch and sample. Run it on a quiet machine (docs/PERFORMANCE.md, "Issue 31").
+imports, load, encode, bincount and sample. Run it on a quiet machine (docs/PERFORMANCE.md, "Issue 31").
 """
 
 from __future__ import annotations
@@ -51,7 +50,7 @@ def best(function, rounds: int) -> float:
 def parts(folder: Path, tokenizer_dir: Path, engine: str, rounds: int) -> dict[str, float]:
     from vocabrisk.corpus import ReadOptions
     from vocabrisk.corpus.discover import discover
-    from vocabrisk.counting import contexts, repeats
+    from vocabrisk.counting import contexts
     from vocabrisk.counting.engines import engine_for, load_encoder
     from vocabrisk.counting.executors.pipeline import Gathered, pooled_batches
     from vocabrisk.counting.executors.shards import Shard
@@ -75,7 +74,6 @@ def parts(folder: Path, tokenizer_dir: Path, engine: str, rounds: int) -> dict[s
     encoded = [encoder.encode(batch, True) for batch in batches]  # warm: an accelerator's check is done here
     found[f"encode ({encoder.name})"] = best(lambda: [encoder.encode(batch, True) for batch in batches], rounds)
     found["bincount"] = best(lambda: [np.bincount(e.ids) for e in encoded], rounds)
-    found["sketch"] = best(lambda: [repeats.sketch(e.ids, e.lengths) for e in encoded], rounds)
 
     def sampled() -> contexts.ContextSample:
         total = contexts.ContextSample()
