@@ -59,7 +59,8 @@ A model of the mechanism, each step a term that the ablation in docs/VALIDITY.md
 8. **Replay** (the `--mix` what-if): text of the old text's own kind mixed into the plan at share ρ
    protects the body, because its gradient pulls the shared network back on the contexts it shows,
    and Adam makes even a small share of a consistent gradient a full-size step. The body's term is
-   the corpus's own (the replay does not make the corpus's lessons transfer further), times
+   the corpus's own (the replay does not make the corpus's lessons transfer further) over its
+   1 - ρ of the plan's tokens (fewer passes), times
    `1 - c (1 - e^{-ρ/REPLAY_ONSET})`: protection sets in within a few percent and then saturates at
    the replay's coverage `c` of the old text, `(B(replay, old) / B(old, old))²`, the squared cosine
    between the two token distributions' square roots, against what another sample of the old text
