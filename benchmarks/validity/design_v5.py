@@ -84,13 +84,19 @@ def bodies() -> dict:
     }
 
 
+def v3_gain(every: list[dict], term, old: str) -> float:
+    """The body TERM's gain fitted on v3's cases of OLD text: the median of (measured total - head + adaptation)
+    / term."""
+    design = [c for c in every if c["old"] == old and c["set"] == "v3" and term(c) > 0]
+    return float(np.median([(c["total"] - c["head"] + c["adaptation"]) / term(c) for c in design]))
+
+
 def refitted(every: list[dict], term, column: tuple[str, str], keep=lambda c: True) -> float:
     """Spearman of the forecast total with the measured total over COLUMN's (set, old text) cases that KEEP
     takes, the body TERM's gain refitted on v3's as the landed one was: the median of (measured total - head
     + adaptation) / term."""
     s, o = column
-    design = [c for c in every if c["old"] == o and c["set"] == "v3" and term(c) > 0]
-    gain = float(np.median([(c["total"] - c["head"] + c["adaptation"]) / term(c) for c in design]))
+    gain = v3_gain(every, term, o)
     cases = [c for c in every if (c["set"], c["old"]) == (s, o) and keep(c)]
     return spearman([c["head"] + gain * term(c) - c["adaptation"] for c in cases], [c["total"] for c in cases])
 
@@ -114,14 +120,19 @@ def _main() -> int:
                 + f"  {np.mean(values):+.3f}  {min(values):+.2f}"
             )
     say()
+    constants(say, every)
+    say.write(OUT)
+    return 0
+
+
+def constants(say, every: list[dict]) -> None:
+    """The uncalibrated body gain the form ships (the median over every design endpoint) and H's median."""
     gains = [(c["total"] - c["default_head"] + score.SMOLLM2_ADAPTATION) / c["unit"] for c in every if c["unit"] > 0]
     say(f"body_gain, uncalibrated (median over {len(gains)} design endpoints, width-rule kappa, adaptation "
         f"{score.SMOLLM2_ADAPTATION}): {float(np.median(gains)):.4g}")  # fmt: skip
     entropies = sorted({(c["set"], c["name"]): c["H"] for c in every}.values())
     say(f"H over the {len(entropies)} design corpora: median {float(np.median(entropies)):.2f} nats, "
         f"range {entropies[0]:.2f}-{entropies[-1]:.2f}")  # fmt: skip
-    say.write(OUT)
-    return 0
 
 
 def main() -> int:

@@ -25,7 +25,7 @@ import data
 import forms
 import score
 from design import Transcript
-from design_v5 import refitted
+from design_v5 import constants, refitted, v3_gain
 
 OUT = data.REPO / "docs" / "validity" / "v6" / "design.txt"
 SETS = ("v3", "E", "F", "G", "H")
@@ -94,8 +94,7 @@ def passes_pairs(every: list[dict]) -> list[tuple[dict, dict]]:
 
 def predicted_ratio(every: list[dict], term, run: dict, one: dict) -> float:
     """The forecast's total of RUN over ONE's with the body TERM, its gain refitted on v3 for their old text."""
-    design = [c for c in every if c["old"] == run["old"] and c["set"] == "v3" and term(c) > 0]
-    gain = float(np.median([(c["total"] - c["head"] + c["adaptation"]) / term(c) for c in design]))
+    gain = v3_gain(every, term, run["old"])
     total = lambda c: c["head"] + gain * term(c) - c["adaptation"]  # noqa: E731
     return total(run) / total(one)
 
@@ -133,12 +132,7 @@ def main() -> int:
         within = np.mean([1 / 1.5 <= r <= 1.5 for _, r in ratios])
         say(f"{label:>30}  " + " ".join(f"{c:>12}" for c in cells) + f"  {within:>10.0%}")
     say()
-    gains = [(c["total"] - c["default_head"] + score.SMOLLM2_ADAPTATION) / c["unit"] for c in every if c["unit"] > 0]
-    say(f"body_gain, uncalibrated (median over {len(gains)} design endpoints, width-rule kappa, adaptation "
-        f"{score.SMOLLM2_ADAPTATION}): {float(np.median(gains)):.4g}")  # fmt: skip
-    entropies = sorted({(c["set"], c["name"]): c["H"] for c in every}.values())
-    say(f"H over the {len(entropies)} design corpora: median {float(np.median(entropies)):.2f} nats, "
-        f"range {entropies[0]:.2f}-{entropies[-1]:.2f}")  # fmt: skip
+    constants(say, every)
     say.write(OUT)
     return 0
 
