@@ -112,10 +112,10 @@ def processes(folder: Path, tokenizer_dir: Path, engine: str, rounds: int) -> di
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("tokenizer_dir", type=Path)
+    parser.add_argument("tokenizer_dir", type=lambda p: Path(p).resolve())
     corpus = parser.add_mutually_exclusive_group(required=True)
     corpus.add_argument("--mb", type=float, help="MB of text to write as engines.py does, in a temporary folder")
-    corpus.add_argument("--folder", type=Path, help="a folder of text files")
+    corpus.add_argument("--folder", type=lambda p: Path(p).resolve(), help="a folder of text files")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--engine", default="auto", choices=["auto", "tokenizers", "fastokens"])
     args = parser.parse_args()

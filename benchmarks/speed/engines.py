@@ -107,8 +107,10 @@ class Env:
         self.tokenizers, self.fastokens = version, accelerated == "True"
 
     def run(self, command: list[str]) -> subprocess.CompletedProcess:
+        """COMMAND in ROOT: `python -c` puts the working folder ahead of PYTHONPATH, so from anywhere else a
+        vocabrisk folder there (the checkout's, where the benchmark is started) would be imported instead."""
         env = {**os.environ, "PYTHONPATH": str(self.root), "XDG_CACHE_HOME": str(self.cache)}
-        return subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+        return subprocess.run(command, capture_output=True, text=True, env=env, check=False, cwd=self.root)
 
     def plain(self, corpus: Path, model: Path) -> list[str]:
         return [self.python, str(HERE / "plain_count.py"), str(corpus), str(model)]
@@ -193,6 +195,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="also write the table here, as Markdown")
     args = parser.parse_args()
     pythons = dict(e.split("=", 1) for e in args.env) or {"this": sys.executable}
+    pythons = {name: os.path.abspath(p) if os.sep in p else p for name, p in pythons.items()}  # Env runs elsewhere
     models = {name: SHARED / "tokenizers" / name for name in args.tokenizers.split(",") if name}
     models[f"bpe-{args.big_vocab // 1000}k"] = big_tokenizer(args.big_vocab)
     lines = [

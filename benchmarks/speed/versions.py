@@ -44,7 +44,7 @@ def scan(env: Env, corpus: Path, model: Path, out: Path) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("rev", help="the earlier commit (for example the v3 forecast as landed, 7f7fb88)")
-    parser.add_argument("tokenizer_dir", type=Path)
+    parser.add_argument("tokenizer_dir", type=lambda p: Path(p).resolve())
     parser.add_argument("--mb", type=float, default=60.0)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
