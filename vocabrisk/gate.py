@@ -179,10 +179,6 @@ def _absolute_checks(summary: Summary, thresholds: Thresholds) -> list[Check]:
         checks.append(Check("max-risk", "corpus risk", risk.score, thresholds.max_risk, f"band {risk.band}"))
     if thresholds.max_forgetting is not None:
         basis = "" if forecast.old_text else ", no old text: global prior contexts"
-        if not forecast.terms.entropy_known:
-            basis += f", no 2-gram entropy: H taken as {forecast.terms.entropy} nats"
-        elif forecast.terms.entropy_level:
-            basis += f", H measured on a 1/{2**forecast.terms.entropy_level} sample of the documents"
         band = f"band {forecast.low:.3f}–{forecast.high:.3f}" if forecast.possible else "beyond what is possible"
         constants = f"{forecast.calibration.source} constants" if forecast.calibration.calibrated else "uncalibrated"
         checks.append(

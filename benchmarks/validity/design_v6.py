@@ -32,12 +32,15 @@ SETS = ("v3", "E", "F", "G", "H")
 OLDS = ("wiki", "code")
 
 
-def cases(log) -> list[dict]:
+def cases(log, pools: tuple[str, ...] = ("F", "G", "H")) -> list[dict]:
+    """Every plan-A candidate of v3, pool E and POOLS on each old text: the active form's terms (H, v5's and
+    v6's 2-gram entropy, and H₁, v7's token entropy, whichever the form reads), calibrated as the scorer does."""
     from vocabrisk.risk.calibration import Calibration
+    from vocabrisk.risk.forecast import token_entropy
     from vocabrisk.risk.summary import Summary
 
     sets = {"v3": score.Runs.v3(log), "E": score.Runs.v4(log, "heldout"),
-            **{pool: score.Runs.v4_pool(log, pool) for pool in ("F", "G", "H")}}  # fmt: skip
+            **{pool: score.Runs.v4_pool(log, pool) for pool in pools}}  # fmt: skip
     out = []
     for label, runs in sets.items():
         calibrations = {old: score.calibrate(runs, old) for old in OLDS}
@@ -46,11 +49,11 @@ def cases(log) -> list[dict]:
                 profile = runs.profiles[name, old]
                 f = Summary.of(profile, runs.plans["A"], calibrations[old]).forecast
                 default = Summary.of(profile, runs.plans["A"], Calibration(adaptation=score.SMOLLM2_ADAPTATION))
-                body, collision = f.terms, forms.COLLISIONS[profile]
+                body, collision = f.terms, forms.MEASURED.collision(profile)
                 out.append({
                     "set": label, "old": old, "name": name, "one_epoch": name.endswith(":1ep"),
                     "head": f.head, "adaptation": f.adaptation, "unit": body.unit, "S": body.starved,
-                    "B": body.alike, "E": body.passes, "H": body.entropy,
+                    "B": body.alike, "E": body.passes, "H": forms.h_of(profile), "H1": token_entropy(profile.shares),
                     "R": f.epochs * profile.total_tokens * collision if collision is not None else f.epochs,
                     "default_head": default.forecast.head, "total": runs.value(name, "A", old, "total"),
                 })  # fmt: skip
@@ -99,7 +102,7 @@ def predicted_ratio(every: list[dict], term, run: dict, one: dict) -> float:
     return total(run) / total(one)
 
 
-def main() -> int:
+def _main() -> int:
     say = Transcript()
 
     every = cases(print)
@@ -135,6 +138,12 @@ def main() -> int:
     constants(say, every)
     say.write(OUT)
     return 0
+
+
+def main() -> int:
+    """As it ran, on v6's forecast (`forms.as_v6`: the v7 library with v6's body term put back)."""
+    with forms.as_v6():
+        return _main()
 
 
 if __name__ == "__main__":

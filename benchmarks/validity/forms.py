@@ -1,13 +1,17 @@
-"""The forecast's earlier forms, v4 and v5, beside the library's own (v6), for the scorer to re-score.
+"""The forecast's earlier forms, v4, v5 and v6, beside the library's own (v7), for the scorer to re-score.
 
-v6 counts the plan's repetition of a corpus as its passes over it (`vocabrisk.risk.forecast`, term 6). v4
-and v5 counted it as R, the plan's revisits of the corpus's 3-grams, from a count sketch of Σ f(g)² that the
-scan kept until v6 and no longer does. The scorer still reports v4 and v5 on the sets they were tested on
-(and v5 beside v6 on pool I), so this module recomputes each profile's collision from its text as the v5 scan
-did, bucket for bucket (`sketch`: the same hash, the same 3-grams left out), and lends it to the library's
-forecast inside `as_v5` and `as_v4`, which put the body term of that form in the library's place:
+v7 reads the corpus's predictability from H₁, the entropy of its token distribution, which the counts give
+(`vocabrisk.risk.forecast`, term 6). v5 and v6 read it from H, the next-token entropy given the token before,
+from a 2-gram count the scan kept until v7 and no longer does; v4 and v5 counted the plan's repetition of a
+corpus as R, the plan's revisits of its 3-grams, from a count sketch of Σ f(g)² the scan kept until v6. The
+scorer still reports the earlier forms on the sets they were tested on (and v6 beside v7 on pool J), so this
+module recomputes each profile's text statistics as those scans did (`Measured`: the 3-gram sketch bucket
+for bucket, the same hash, the same 3-grams left out; H from every 2-gram inside a document, none holding a
+special id, as the v6 scan counted every document of a corpus this size), and lends them to the library's
+forecast inside `as_v6`, `as_v5` and `as_v4`, which put the body term of that form in the library's place:
 
-    lr · (1 - e^{-Σlr/BODY_RELAXATION}) · S · B · ln(1 + R) · e^{-H}     (v5; v4 without e^{-H})
+    lr · (1 - e^{-Σlr/BODY_RELAXATION}) · S · B · ln(1 + max(1, E)) · e^{-H}     (v6)
+    lr · (1 - e^{-Σlr/BODY_RELAXATION}) · S · B · ln(1 + R) · e^{-H}            (v5; v4 without e^{-H})
 
 R = tokens seen × collision, or tokens seen / corpus tokens (every 3-gram unique) where the text has no
 3-gram. Every other term is the library's.
@@ -66,38 +70,77 @@ def collision(buckets: np.ndarray, trigrams: int) -> float | None:
     return max(squares / float(trigrams) ** 2, 1.0 / trigrams)
 
 
-def collision_of(loaded, texts: Sequence[str], policy) -> float | None:
-    """The 3-gram collision of TEXTS (one document each) as the v5 scan measured it, with LOADED's tokenizer."""
-    from vocabrisk.counting import TokenCounter
+def context_entropy(documents: Sequence[np.ndarray], special: np.ndarray, token_counts: np.ndarray) -> float | None:
+    """H(next | previous) in nats as the v5 and v6 scans measured it where they kept every document: H of the
+    2-grams inside each document (none holding a SPECIAL id) less H of the corpus's TOKEN_COUNTS, never below 0;
+    None without a 2-gram."""
+    pairs = []
+    for ids in documents:
+        ids = np.asarray(ids, dtype=np.int64)
+        if len(ids) < 2:
+            continue
+        keep = ~(special[ids[:-1]] | special[ids[1:]])
+        pairs.append((ids[:-1] * (1 << 29) + ids[1:])[keep])
+    if not pairs or not sum(len(p) for p in pairs):
+        return None
+    _, joint = np.unique(np.concatenate(pairs), return_counts=True)
+    return max(0.0, _entropy(joint) - _entropy(np.asarray(token_counts)))
 
-    counter = TokenCounter(loaded.files.tokenizer_json, loaded.vocab.size, policy, loaded.eos_id)
-    return collision(*sketch(counter.encode(list(texts)), np.asarray(loaded.vocab.special_mask, dtype=bool)))
+
+def _entropy(counts: np.ndarray) -> float:
+    p = np.asarray(counts, dtype=np.float64)
+    p = p[p > 0] / p.sum()
+    return float(-np.dot(p, np.log(p)))
 
 
-class Collisions:
-    """Each scanned profile's collision, by the profile object (the scorer keeps its profiles for its run)."""
+class Measured:
+    """What the earlier scans measured of each scanned profile's text, by the profile object (the scorer keeps
+    its profiles for its run): the 3-gram collision (v4, v5) and the 2-gram entropy H (v5, v6)."""
 
     def __init__(self) -> None:
-        self._by_profile: dict[int, tuple[object, float | None]] = {}
-        self._by_text: dict[tuple[str, str], float | None] = {}
+        self._by_profile: dict[int, tuple[object, tuple[float | None, float | None]]] = {}
+        self._by_text: dict[tuple[str, str], tuple[float | None, float | None]] = {}
 
     def measure(self, profile, loaded, path: Path, policy) -> None:
-        """PROFILE's collision: that of the texts at PATH (a JSON-lines file, as the scorer scans)."""
+        """PROFILE's statistics: those of the texts at PATH (a JSON-lines file, as the scorer scans)."""
+        from vocabrisk.counting import TokenCounter
+
         key = (str(path), loaded.files.tokenizer_json)
         if key not in self._by_text:
-            self._by_text[key] = collision_of(loaded, data.read_jsonl(path), policy)
+            counter = TokenCounter(loaded.files.tokenizer_json, loaded.vocab.size, policy, loaded.eos_id)
+            documents = counter.encode(list(data.read_jsonl(path)))
+            special = np.asarray(loaded.vocab.special_mask, dtype=bool)
+            self._by_text[key] = (collision(*sketch(documents, special)),
+                                  context_entropy(documents, special, profile.counts.counts))  # fmt: skip
         self._by_profile[id(profile)] = (profile, self._by_text[key])  # the profile is held: its id stays its own
 
-    def __getitem__(self, profile) -> float | None:
-        return self._by_profile[id(profile)][1]
+    def collision(self, profile) -> float | None:
+        return self._by_profile[id(profile)][1][0]
+
+    def entropy(self, profile) -> float | None:
+        return self._by_profile[id(profile)][1][1]
 
 
-COLLISIONS = Collisions()
+MEASURED = Measured()
+UNMEASURED_ENTROPY = 2.07  # nats: v5's and v6's H where a text had no 2-gram, the median of the 84 v5 design corpora
 
 
 @dataclass(frozen=True)
-class RepeatsBody(Body):
-    """v4's and v5's body term: the library's fields (`passes` the plan's passes), and R, which it grows with."""
+class ContextBody(Body):
+    """v5's and v6's body term: the library's fields, `entropy` holding H, the 2-gram entropy (`measured` False
+    where the text had no 2-gram and H is UNMEASURED_ENTROPY), reported under v6's names."""
+
+    measured: bool = True
+
+    def to_dict(self) -> dict:
+        own = {k: v for k, v in super().to_dict().items() if k != "token_entropy"}
+        return own | {"context_entropy": self.entropy, "context_entropy_measured": self.measured,
+                      "context_entropy_sample": 1.0}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RepeatsBody(ContextBody):
+    """v4's and v5's body term: v6's fields (`passes` the plan's passes), and R, which it grows with."""
 
     repeats: float = 0.0  # R: the plan's revisits of the corpus's 3-grams by its last step
 
@@ -106,39 +149,82 @@ class RepeatsBody(Body):
 
 
 @contextmanager
-def as_v5(entropy: bool = True) -> Iterator[None]:
-    """The library's forecast with v5's body term (v4's with ENTROPY False: H taken as 0), R from COLLISIONS.
-
-    A what-if's mix (`Summary.mixed`) has the collision v5 gave it, (1 - share)² of the corpus's plus share²
-    of the replay's (`replaying`)."""
-    from vocabrisk.risk import forecast as module
+def _form(body_of, mix=None) -> Iterator[None]:
+    """The library's forecast with BODY_OF(state, shares, exposure, old_usage, drive, own) as its body term, where
+    state["profile"] is the profile being forecast and state["replay"] a what-if's replay (None without)."""
     from vocabrisk.risk import summary
 
     original = summary._forecast
     state: dict = {}
 
     def made(profile, risk, shares, calibration, budget=None, curve=True, replay=None):
-        mine = COLLISIONS[profile]
-        if replay is not None and mine is not None:
-            mine = (1 - replay.share) ** 2 * mine + replay.share**2 * (_REPLAYING.get("collision") or 0.0)
-        state["collision"] = mine
+        state["profile"], state["replay"] = profile, replay
         return original(profile, risk, shares, calibration, budget, curve, replay)
 
-    def body(_cls, shares, exposure, old_usage, drive, entropy_=None, entropy_level=0, own=1.0):
-        shares, old_usage = np.asarray(shares, dtype=np.float64), np.asarray(old_usage, dtype=np.float64)
-        q = module.distribution(old_usage)
-        starved, similar = float(np.dot(q, exposure)), module.alike(shares, q)
-        seen = np.asarray(drive.tokens_seen, dtype=np.float64)
-        c, passes = state["collision"], own * seen / max(drive.corpus_tokens, 1)
-        repeats = seen * c if c is not None else seen / max(drive.corpus_tokens, 1)
-        h = (module.UNMEASURED_ENTROPY if entropy_ is None else float(entropy_)) if entropy else 0.0
-        lr_sums, steps = np.asarray(drive.lr_sums), np.asarray(drive.steps, dtype=np.float64)
-        pace = (lr_sums / steps) * -np.expm1(-lr_sums / module.BODY_RELAXATION)
-        curve = pace * starved * similar * np.log1p(repeats) * math.exp(-h)
-        return RepeatsBody(starved, similar, float(passes[-1]), h, entropy_ is not None, entropy_level,
-                           float(curve[-1]), tuple(curve.tolist()), float(repeats[-1]))  # fmt: skip
+    def body(_cls, shares, exposure, old_usage, drive, own=1.0):
+        return body_of(state, shares, exposure, old_usage, drive, own)
 
-    with mock.patch.object(summary, "_forecast", made), mock.patch.object(module.Body, "of", classmethod(body)):
+    with mock.patch.object(summary, "_forecast", made), mock.patch.object(Body, "of", classmethod(body)):
+        yield
+
+
+def _parts(shares, exposure, old_usage, drive, own):
+    """S, B, the passes and the pace lr · (1 - e^{-Σlr/BODY_RELAXATION}) at each checkpoint: every form's."""
+    from vocabrisk.risk import forecast as module
+
+    shares, old_usage = np.asarray(shares, dtype=np.float64), np.asarray(old_usage, dtype=np.float64)
+    q = module.distribution(old_usage)
+    seen = np.asarray(drive.tokens_seen, dtype=np.float64)
+    lr_sums, steps = np.asarray(drive.lr_sums), np.asarray(drive.steps, dtype=np.float64)
+    pace = (lr_sums / steps) * -np.expm1(-lr_sums / module.BODY_RELAXATION)
+    return float(np.dot(q, exposure)), module.alike(shares, q), own * seen / max(drive.corpus_tokens, 1), seen, pace
+
+
+def h_of(profile) -> float:
+    """v5's and v6's H of PROFILE's text (`MEASURED`), UNMEASURED_ENTROPY where it has no 2-gram."""
+    h = MEASURED.entropy(profile)
+    return UNMEASURED_ENTROPY if h is None else h
+
+
+def _known(profile) -> bool:
+    return MEASURED.entropy(profile) is not None
+
+
+@contextmanager
+def as_v6() -> Iterator[None]:
+    """The library's forecast with v6's body term: e^{-H} in e^{-H₁/2}'s place, H the corpus's own (a what-if's
+    too: v6 read it from the corpus's profile)."""
+
+    def body(state, shares, exposure, old_usage, drive, own):
+        starved, similar, passes, _, pace = _parts(shares, exposure, old_usage, drive, own)
+        h = h_of(state["profile"])
+        curve = pace * starved * similar * np.log1p(np.maximum(passes, 1.0)) * math.exp(-h)
+        return ContextBody(starved, similar, float(passes[-1]), h, float(curve[-1]), tuple(curve.tolist()),
+                           _known(state["profile"]))  # fmt: skip
+
+    with _form(body):
+        yield
+
+
+@contextmanager
+def as_v5(entropy: bool = True) -> Iterator[None]:
+    """The library's forecast with v5's body term (v4's with ENTROPY False: H taken as 0), R from MEASURED.
+
+    A what-if's mix (`Summary.mixed`) has the collision v5 gave it, (1 - share)² of the corpus's plus share²
+    of the replay's (`replaying`)."""
+
+    def body(state, shares, exposure, old_usage, drive, own):
+        starved, similar, passes, seen, pace = _parts(shares, exposure, old_usage, drive, own)
+        c, replay = MEASURED.collision(state["profile"]), state["replay"]
+        if replay is not None and c is not None:
+            c = (1 - replay.share) ** 2 * c + replay.share**2 * (_REPLAYING.get("collision") or 0.0)
+        repeats = seen * c if c is not None else seen / max(drive.corpus_tokens, 1)
+        h = h_of(state["profile"]) if entropy else 0.0
+        curve = pace * starved * similar * np.log1p(repeats) * math.exp(-h)
+        return RepeatsBody(starved, similar, float(passes[-1]), h, float(curve[-1]), tuple(curve.tolist()),
+                           _known(state["profile"]), float(repeats[-1]))  # fmt: skip
+
+    with _form(body):
         yield
 
 
@@ -154,8 +240,8 @@ _REPLAYING: dict = {}
 
 @contextmanager
 def replaying(replay_profile) -> Iterator[None]:
-    """Inside it, a v5 what-if's replay text is REPLAY_PROFILE (its collision from COLLISIONS)."""
-    _REPLAYING["collision"] = COLLISIONS[replay_profile]
+    """Inside it, a v5 what-if's replay text is REPLAY_PROFILE (its collision from MEASURED)."""
+    _REPLAYING["collision"] = MEASURED.collision(replay_profile)
     try:
         yield
     finally:

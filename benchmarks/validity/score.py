@@ -59,6 +59,7 @@ import suite_v4_pools as pool_recipes
 import suite_v4_replay as replay_recipe
 
 from vocabrisk.risk.calibration import DEFAULT_ADAPTATION, FORM
+from vocabrisk.risk.forecast import ENTROPY_WEIGHT
 
 V2, V3, V4 = (data.REPO / "docs" / "validity" / version for version in ("v2", "v3", "v4"))
 V3_RUNS, V4_RUNS = V3 / "smollm2-runs.jsonl", V4 / "smollm2-runs.jsonl"
@@ -222,7 +223,7 @@ class Runs:
 
         profile = scan([str(path)], self.loaded, reference=[str(reference(folder or self.folder, old))],
                        policy=SpecialTokenPolicy())  # fmt: skip
-        forms.COLLISIONS.measure(profile, self.loaded, path, SpecialTokenPolicy())  # v4's and v5's R
+        forms.MEASURED.measure(profile, self.loaded, path, SpecialTokenPolicy())  # the earlier forms' R and H
         return profile
 
     @cached_property
@@ -310,9 +311,9 @@ def linear_shift():
         yield
 
 
-UNCALIBRATED_GAINS = {"v4": 1950.0, "v5": 18810.0}  # the earlier forms' body gains as landed (docs/VALIDITY.md)
-FORMS = {"v4": forms.as_v4, "v5": forms.as_v5}  # the earlier forms, each today's with its body term put back
-POOL_FORMS = {"H": ("v5", "v4"), "I": (FORM, "v5")}  # the form each pool tests first, and the one beside it
+UNCALIBRATED_GAINS = {"v4": 1950.0, "v5": 18810.0, "v6": 61250.0}  # the earlier forms' body gains as landed (VALIDITY)
+FORMS = {"v4": forms.as_v4, "v5": forms.as_v5, "v6": forms.as_v6}  # earlier forms: today's with their body put back
+POOL_FORMS = {"H": ("v5", "v4"), "I": ("v6", "v5"), "J": (FORM, "v6")}  # each pool's form first, then the one beside
 
 
 def v3_forecast(profile, plan, width: int) -> np.ndarray:
@@ -340,7 +341,7 @@ def ablations(
         f = forecasts[n]
         t = f.terms
         repetition = forms.repetition(form, t)
-        shape = t.unit / max(t.starved * t.alike * repetition, 1e-300)  # lr · relaxation · e^-H
+        shape = t.unit / max(t.starved * t.alike * repetition, 1e-300)  # lr · relaxation · e^-H (e^-H₁/2 from v7)
         with linear_shift():
             linear_head = Summary.of(runs.profiles[n, old], plan, calibration).forecast.head
         rows[n] = {
@@ -357,13 +358,21 @@ def ablations(
             }
         else:
             profile = runs.profiles[n, old]
-            c = forms.COLLISIONS[profile]  # v5's R: the plan's tokens times the 3-gram collision
+            c = forms.MEASURED.collision(profile)  # v5's R: the plan's tokens times the 3-gram collision
             r = f.epochs * profile.total_tokens * c if c is not None else f.epochs
             body = g * shape * t.starved * t.alike
             rows[n] |= {
                 "body without E (passes)": f.head + body - f.adaptation,
                 "E from zero, ln(1 + E)": f.head + body * math.log1p(f.epochs) - f.adaptation,
                 "v5's 3-gram R in E's place": f.head + body * math.log1p(r) - f.adaptation,
+            }
+        if form not in FORMS:  # v7's e^{-H₁/2}: left out, and v6's e^{-H} (the 2-gram entropy) in its place
+            relaxed = g * shape * math.exp(ENTROPY_WEIGHT * t.entropy) * t.starved * t.alike * repetition
+            rows[n] |= {
+                "body without e^-H1/2 (token entropy)": f.head + relaxed - f.adaptation,
+                "v6's 2-gram e^-H in its place": f.head
+                + relaxed * math.exp(-forms.h_of(runs.profiles[n, old]))
+                - f.adaptation,
             }
         rows[n]["head shift linear (no saturation)"] = linear_head + f.body - f.adaptation
     return {label: [rows[n][label] for n in names] for label in next(iter(rows.values()))}

@@ -4,7 +4,6 @@ previous) from them is the plug-in entropy of what was kept (`vocabrisk.counting
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
 from functools import reduce
@@ -13,13 +12,11 @@ from unittest import mock
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 from helpers import REPO, SAMPLES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vocabrisk import scan
-from vocabrisk.cli.commands import main
 from vocabrisk.counting import contexts
 from vocabrisk.counting.contexts import ContextSample
 
@@ -192,31 +189,3 @@ def test_a_scan_s_profile_holds_the_entropy_of_its_corpus_and_a_loaded_one_keeps
     }
     assert Profile.load(profile.save(tmp_path / "korean")).contexts == profile.contexts
     assert (profile + profile).contexts is None  # a sum's entropy is not its parts': it says it has none
-
-
-def test_a_forecast_says_when_h_was_measured_on_a_sample_or_not_at_all(monkeypatch, tmp_path):
-    from vocabrisk.errors import ProfileError
-    from vocabrisk.profile.profile import Profile
-    from vocabrisk.risk.forecast import UNMEASURED_ENTROPY
-    from vocabrisk.risk.summary import Summary
-
-    monkeypatch.setattr(contexts, "CAPACITY", 5_000)
-    profile = scan([str(SAMPLES / "python-code.jsonl")], "demo")  # 130 records, 29,884 2-grams
-    level = profile.contexts["level"]
-    assert level > 0 and 0 < profile.contexts["sampled_pairs"] < profile.contexts["pairs"]
-    forecast = Summary.of(profile).forecast
-    assert forecast.terms.entropy == profile.contexts["entropy"] and forecast.terms.entropy_level == level
-    assert f"H measured on a 1/{2**level} sample of the documents" in forecast.basis
-    folder = profile.save(tmp_path / "code")
-    gated = CliRunner().invoke(main, ["gate", str(folder), "--max-forgetting", "10", "--format", "json"])
-    assert gated.exit_code == 0 and f"1/{2**level} sample of the documents" in gated.stdout, gated.output
-
-    summed = Summary.of(profile + profile).forecast
-    assert summed.terms.entropy == UNMEASURED_ENTROPY and not summed.terms.entropy_known
-    assert "no 2-gram entropy H in the profile (saved before v5, a sum of profiles" in summed.basis
-
-    data = json.loads((folder / "profile.json").read_text(encoding="utf-8"))
-    data["contexts"] = {**data["contexts"], "entropy": None}  # 2-grams sampled, no entropy: edited
-    (folder / "profile.json").write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(ProfileError, match="contexts of the wrong kind"):
-        Profile.load(folder)

@@ -20,6 +20,7 @@ from vocabrisk.risk.calibration import Calibration, ProbeRun, fit, leave_one_out
 from vocabrisk.risk.exposure import exposure
 from vocabrisk.risk.forecast import (
     REPLAY_ONSET,
+    Body,
     Drive,
     Replay,
     checkpoints,
@@ -28,6 +29,7 @@ from vocabrisk.risk.forecast import (
     push,
     saturate,
     self_alike,
+    token_entropy,
 )
 from vocabrisk.risk.plan import TrainingPlan
 from vocabrisk.risk.summary import Summary
@@ -246,7 +248,9 @@ def test_checkpoints_double_from_five_up_to_the_plans_last_step():
 
 
 def test_the_curve_rises_along_a_constant_plan_and_ends_at_the_headline():
-    result = predict(shares_of([0, 1, 2, 3, 25]), two_languages(), corpus=PLAN.tokens_per_step * PLAN.steps)
+    small = Calibration(body_gain=1000.0)  # a total within ln(40), the toy vocabulary's ceiling, so it has a curve
+    corpus = PLAN.tokens_per_step * PLAN.steps
+    result = predict(shares_of([0, 1, 2, 3, 25]), two_languages(), calibration=small, corpus=corpus)
     assert [p.step for p in result.curve] == list(checkpoints(PLAN.steps))
     heads, bodies = [p.head for p in result.curve], [p.body for p in result.curve]
     assert heads == sorted(heads) and bodies == sorted(bodies) and heads[0] < heads[-1]
@@ -344,3 +348,44 @@ def test_leave_one_out_forecasts_each_source_from_the_others_fit():
     assert left["sources"] == 4 and left["runs"] == 5  # the two runs of [0, 1, 2] are left out together
     assert left["spearman"] > 0.8 and left["within_x2"] == 1.0  # noiseless probes: the others' fit holds
     assert leave_one_out(probes[:3]) is None  # two sources: nothing to leave out fairly
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 50), min_size=2, max_size=30).filter(any), st.integers(2, 6))
+def test_token_entropy_is_the_distribution_s_whatever_the_scale(counts, k):
+    counts = np.array(counts, dtype=float)
+    p = counts[counts > 0] / counts.sum()
+    assert token_entropy(counts) == pytest.approx(float(-(p * np.log(p)).sum()))
+    assert token_entropy(k * counts) == pytest.approx(token_entropy(counts))
+    assert -1e-12 <= token_entropy(counts) <= math.log(np.count_nonzero(counts)) + 1e-12
+
+
+def test_a_profile_its_saved_copy_and_its_sum_with_itself_read_one_token_entropy(tmp_path):
+    profile = scan([str(SAMPLES / "korean-notes.txt")], "demo")
+    terms = Summary.of(profile).forecast.terms
+    assert terms.entropy == pytest.approx(token_entropy(profile.shares)) and terms.entropy > 0
+    assert Summary.of(Profile.load(profile.save(tmp_path / "korean"))).forecast.terms.entropy == terms.entropy
+    assert Summary.of(profile + profile).forecast.terms.entropy == pytest.approx(terms.entropy)  # the same shares
+
+
+def test_a_sum_of_profiles_forecasts_what_its_corpora_scanned_together_do():
+    """v7 reads nothing of a corpus but its token counts: a sum of profiles is the corpora scanned together."""
+    parts = [scan([str(SAMPLES / name)], "demo") for name in ("korean-notes.txt", "python-code.jsonl")]
+    together = scan([str(SAMPLES / name) for name in ("korean-notes.txt", "python-code.jsonl")], "demo")
+    summed, whole = Summary.of(parts[0] + parts[1]).forecast, Summary.of(together).forecast
+    assert summed.total == pytest.approx(whole.total) and summed.terms.entropy == pytest.approx(whole.terms.entropy)
+    assert [p.total for p in summed.curve] == pytest.approx([p.total for p in whole.curve])
+
+
+def test_a_corpus_spread_over_more_tokens_drives_the_body_less():
+    """Term 6's e^{-H1/2}: the same starved share and likeness, the corpus's text spread over four times the
+    tokens, a body term half the size."""
+    old = two_languages()
+    narrow, wide = shares_of([0, 1]), shares_of([0, 1, 2, 3, 4, 5, 6, 7])
+    drive = Drive.of(narrow, np.zeros(40), np.full(40, 1 / 40), PLAN, 5_000)
+    usage = np.bincount(old.ids, minlength=40).astype(float)
+    s_narrow = Body.of(narrow, np.full(40, 0.5), usage, drive)
+    s_wide = Body.of(wide, np.full(40, 0.5), usage, drive)
+    assert s_wide.entropy - s_narrow.entropy == pytest.approx(math.log(4))
+    ratio = (s_wide.unit / (s_wide.starved * s_wide.alike)) / (s_narrow.unit / (s_narrow.starved * s_narrow.alike))
+    assert ratio == pytest.approx(0.5)

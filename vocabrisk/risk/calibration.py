@@ -28,11 +28,11 @@ from vocabrisk.storage.outputs import write_atomic
 KAPPA_PER_WIDTH = 0.22  # kappa per hidden coordinate, uncalibrated; see docs/VALIDITY.md ("v4")
 DEFAULT_WIDTH = 512  # the width assumed where a model's head is not known
 DEFAULT_BODY_GAIN = (
-    61250.0  # nats per unit of lr · (1 - e^{-Σlr/L}) · S · B · ln(1 + max(1, E)) · e^{-H}, uncalibrated (v6 design)
+    124100.0  # nats per unit of lr · (1 - e^{-Σlr/L}) · S · B · ln(1 + max(1, E)) · e^{-H₁/2}, uncalibrated (v7 design)
 )
 DEFAULT_ADAPTATION = 0.0  # nats of adaptation gain (forecast term 7) where none was measured (SmolLM2-Instruct: 0.07)
 DEFAULT_BAND = 4.0  # uncalibrated: the truth is expected within ×/÷ 4
-FORM = "v6"  # the forecast's form: a calibration fitted to another form's terms does not apply
+FORM = "v7"  # the forecast's form: a calibration fitted to another form's terms does not apply
 CALIBRATED_BAND_FLOOR = 1.5
 
 

@@ -33,7 +33,7 @@ A model of the mechanism, each step a term that the ablation in docs/VALIDITY.md
 6. **The body** (the rest of the network) forgets most of the total on a real model, and mostly at
    the same old positions: those whose next token the corpus starves. It learns that those tokens
    do not occur in text like the corpus's, and applies that to old contexts as far as they look
-   alike. Its term is `body_gain · lr · (1 - e^{-Σ lr / BODY_RELAXATION}) · S · B · ln(1 + max(1, E)) · e^{-H}`:
+   alike. Its term is `body_gain · lr · (1 - e^{-Σ lr / BODY_RELAXATION}) · S · B · ln(1 + max(1, E)) · e^{-H₁/2}`:
    the body relaxes toward the corpus's optimum at a pace set by the summed learning rate, and the
    loss it adds there is proportional to the learning rate (the stationary excess of a noisy
    optimizer: a run at three times the rate forgets about three times more once relaxed, which a
@@ -44,12 +44,15 @@ A model of the mechanism, each step a term that the ablation in docs/VALIDITY.md
    each pass past the first shows the network the same contexts again and their pushes add up, while
    less than one pass of a large corpus forgets as one pass of it does (v6: design sources cut at a
    fifth of an epoch and at one forgot alike, and ten passes forgot 2.4 to 7.5 times one;
-   docs/VALIDITY.md "v6"). e^{-H} (v5), H the corpus's next-token entropy given the token before
-   (`vocabrisk.counting.contexts`): the geometric-mean probability with which the corpus's own
-   continuations can be learned. Text whose next token is nearly determined (tables, word lists,
-   templates, a small corpus the plan memorises) is fitted with confident, consistent gradients that move
-   the shared network far; varied text pulls it in directions that partly cancel. Of the scan's
-   statistics only H ordered forgetting the same way on every design set (docs/VALIDITY.md, "v5").
+   docs/VALIDITY.md "v6"). e^{-H₁/2} (v7), H₁ the entropy of the corpus's token distribution
+   (`token_entropy`): a step's gradient on the shared network is a sum over the tokens the corpus
+   spreads its text across, about e^{H₁} of them pulling in their own directions, so its component
+   along any one direction, the one an old context feels, falls as one over the square root of their
+   number. Narrow text (tables, word lists, templates) is fitted with pushes that add up and moves the
+   shared network far; varied text pulls it in directions that partly cancel. v5 and v6 read this
+   from H, the next-token entropy given the token before, which needed a 2-gram count of the whole
+   corpus; on the design runs e^{-H₁/2} ranks forgetting as well or better (docs/VALIDITY.md "v7"),
+   and the scan counts no 2-grams since.
 7. **Adaptation**: an instruction-tuned base model trained on any plain text first gets *better* on
    plain old text: its loss falls by `G (1 - e^{-Σ lr / ADAPTATION_PACE})` nats, whatever the
    corpus (SmolLM2-135M-Instruct: G ≈ 0.07 on both old texts of the v4 design curves). G is a
@@ -73,9 +76,7 @@ The forecast is a curve over the plan (`Forecast.curve`): every term at each che
 its last point.
 
 Where each of these came from, and what the ablation on the design runs kept: docs/VALIDITY.md
-("v3" to "v6"). A profile without H (saved before v5, or a sum of profiles) gets the design
-corpora's median (`UNMEASURED_ENTROPY`), and the forecast says so, as it says when H was measured on a
-sample of a large corpus's documents.
+("v3" to "v7").
 
 Without calibration the documented defaults below apply and the band is wider.
 """
@@ -99,7 +100,7 @@ STARVED_SATURATION = 1.6  # A of φ: the numerical solution of the starved row's
 BODY_RELAXATION = 0.011  # Σ lr over which the body relaxes by 1/e; fitted on the v4 design curves
 ADAPTATION_PACE = 1.5e-4  # Σ lr over which adaptation to plain text reaches 1 - 1/e; v4 design curves
 REPLAY_ONSET = 0.03  # replay share at which its protection reaches 1 - 1/e of its coverage; 13 measured replay runs
-UNMEASURED_ENTROPY = 2.07  # nats: H where a profile has no 2-gram sample, the median of the 84 v5 design corpora
+ENTROPY_WEIGHT = 0.5  # the body's e^{-ENTROPY_WEIGHT · H₁}: one over the square root of the corpus's token perplexity
 
 
 def checkpoints(steps: int) -> tuple[int, ...]:
@@ -133,17 +134,14 @@ class Body:
     starved: float  # S: share of old-text tokens whose rows the plan starves
     alike: float  # B: Bhattacharyya coefficient of the corpus's and the old text's token distributions
     passes: float  # E: the plan's passes over the corpus by its last step (its implied epochs)
-    entropy: float  # H: the corpus's next-token entropy given the token before, nats
-    entropy_known: bool  # False where the profile has no H and H is UNMEASURED_ENTROPY
-    entropy_level: int  # H measured on the documents of a 1/2^level sample (`vocabrisk.counting.contexts`)
-    unit: float  # at the plan's last step: lr · (1 - e^{-Σlr/BODY_RELAXATION}) · S · B · ln(1 + max(1, E)) · e^{-H}
+    entropy: float  # H₁: the entropy of the corpus's token distribution, nats
+    unit: float  # at the plan's last step: lr · (1 - e^{-Σlr/BODY_RELAXATION}) · S · B · ln(1 + max(1, E)) · e^{-H₁/2}
     curve: tuple[float, ...] = ()  # the term at each of the drive's checkpoints
 
     @classmethod
     def of(
-        cls, shares: np.ndarray, exposure: np.ndarray, old_usage: np.ndarray, drive: Drive,
-        entropy: float | None = None, entropy_level: int = 0, own: float = 1.0,
-    ) -> Body:  # fmt: skip
+        cls, shares: np.ndarray, exposure: np.ndarray, old_usage: np.ndarray, drive: Drive, own: float = 1.0
+    ) -> Body:
         """The term for a corpus with these token SHARES and EXPOSURE, taking OWN of the plan's tokens (less
         than 1 where a what-if mixes replay in: its passes over the corpus are fewer)."""
         shares, old_usage = np.asarray(shares, dtype=np.float64), np.asarray(old_usage, dtype=np.float64)
@@ -152,18 +150,22 @@ class Body:
         similar = alike(shares, q)
         seen = np.asarray(drive.tokens_seen, dtype=np.float64)
         passes = own * seen / max(drive.corpus_tokens, 1)
-        h = UNMEASURED_ENTROPY if entropy is None else float(entropy)
+        h = token_entropy(shares)
         lr_sums, steps = np.asarray(drive.lr_sums), np.asarray(drive.steps, dtype=np.float64)
         pace = (lr_sums / steps) * -np.expm1(-lr_sums / BODY_RELAXATION)
-        curve = pace * starved * similar * np.log1p(np.maximum(passes, 1.0)) * math.exp(-h)
-        return cls(starved, similar, float(passes[-1]), h, entropy is not None,
-                   entropy_level, float(curve[-1]), tuple(curve.tolist()))  # fmt: skip
+        curve = pace * starved * similar * np.log1p(np.maximum(passes, 1.0)) * math.exp(-ENTROPY_WEIGHT * h)
+        return cls(starved, similar, float(passes[-1]), h, float(curve[-1]), tuple(curve.tolist()))
 
     def to_dict(self) -> dict:
         return {"starved_old_share": self.starved, "alike": self.alike, "passes": self.passes,
-                "context_entropy": self.entropy,
-                "context_entropy_measured": self.entropy_known,
-                "context_entropy_sample": 2.0**-self.entropy_level}  # fmt: skip
+                "token_entropy": self.entropy}  # fmt: skip
+
+
+def token_entropy(shares: np.ndarray) -> float:
+    """H₁ = -Σ p_j ln p_j of a token distribution (SHARES, normalised here), in nats; 0 for an empty one."""
+    p = distribution(np.asarray(shares, dtype=np.float64))
+    p = p[p > 0]
+    return float(-np.dot(p, np.log(p)))
 
 
 def alike(p: np.ndarray, q: np.ndarray) -> float:
@@ -275,13 +277,6 @@ class Forecast:
         parts = [f"{self.calibration.source} constants" if self.calibration.calibrated else "uncalibrated defaults"]
         if not self.old_text:
             parts.append("no old text (not local)")
-        if not self.terms.entropy_known:
-            parts.append(
-                f"no 2-gram entropy H in the profile (saved before v5, a sum of profiles, or documents each too "
-                f"large to count): H taken as {UNMEASURED_ENTROPY} nats"
-            )
-        elif self.terms.entropy_level:
-            parts.append(f"H measured on a 1/{2**self.terms.entropy_level} sample of the documents")
         return ", ".join(parts)
 
     @property
@@ -479,8 +474,6 @@ def forecast(
     calibration: Calibration | None = None,
     *,
     old_usage: np.ndarray | None = None,
-    entropy: float | None = None,
-    entropy_level: int = 0,
     width: int | None = None,
     budget: float | None = None,
     curve: bool = True,
@@ -489,11 +482,8 @@ def forecast(
     """The forecast of forgetting for a corpus with these token shares and per-row exposure, along the plan
     (with `curve` False, at its last step alone: the same numbers there, for a ninth of the head's work).
 
-    `old_usage` is the old text's token counts (the prior stands in without them), `entropy` the corpus's
-    H(next | previous) in nats
-    (`TokenCounts.context_entropy`, on a 1/2^entropy_level sample of the documents), `width` the head's
-    hidden size,
-    `budget` the nats the user allows (where the curve crosses it is reported), `replay` the share of
+    `old_usage` is the old text's token counts (the prior stands in without them), `width` the head's hidden
+    size, `budget` the nats the user allows (where the curve crosses it is reported), `replay` the share of
     replay text a what-if mixes in (SHARES and EXPOSURE are then the mix's; term 8).
     """
     calibration = calibration or Calibration()
@@ -505,7 +495,7 @@ def forecast(
     heads = drive.head_curve(kappa, contained, old, prior)
     driver = (shares, exposure) if replay is None else (replay.shares, replay.exposure)
     own = 1.0 if replay is None else 1.0 - replay.share
-    terms = Body.of(*driver, prior if old_usage is None else old_usage, drive, entropy, entropy_level, own)
+    terms = Body.of(*driver, prior if old_usage is None else old_usage, drive, own)
     kept = 1.0 if replay is None else replay.protection
     bodies = calibration.body_gain * kept * np.asarray(terms.curve)
     adapted = drive.adaptation(calibration.adaptation)

@@ -115,10 +115,8 @@ def _forecast(
     plan."""
     return forecast(
         shares, risk.exposure, risk.prior, profile.old_text, risk.plan, profile.total_tokens, calibration,
-        old_usage=old_usage(profile), entropy=(profile.contexts or {}).get("entropy"),
-        entropy_level=(profile.contexts or {}).get("level", 0),
-        width=head.hidden if (head := profile.model.get("head")) else None, budget=budget, curve=curve,
-        replay=replay,
+        old_usage=old_usage(profile), width=head.hidden if (head := profile.model.get("head")) else None,
+        budget=budget, curve=curve, replay=replay,
     )  # fmt: skip
 
 

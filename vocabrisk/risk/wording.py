@@ -14,12 +14,13 @@ if TYPE_CHECKING:
     from vocabrisk.profile.profile import Profile
 
 HOW_WELL = (
-    "v6, held out on SmolLM2-135M (pool I: 17 corpora of 11 sources from PyPI and Debian, none designed on; "
-    "40-step fine-tunes), ranked total forgetting at Spearman +0.35 on English prose and +0.63 on Python code "
-    "(v5 +0.31 and +0.68; seeds agree at +0.97 and +0.89), the head's part at +0.78 and +0.82, and came within "
-    "x2 after calibration for 24% and 41% of corpora; its curves are within x1.5 for 14-15% of points and its "
-    "replay what-if within x2 for 0 of 6 runs (issue 30's targets: the code head met, every other missed; "
-    "docs/VALIDITY.md)"
+    "v7 is not yet held out (its test, pool J, is under way); v6, which differs only in reading a corpus's "
+    "predictability from 2-grams, held out on SmolLM2-135M (pool I: 17 corpora of 11 sources from PyPI and "
+    "Debian, none designed on; 40-step fine-tunes), ranked total forgetting at Spearman +0.35 on English "
+    "prose and +0.63 on Python code (v5 +0.31 and +0.68; seeds agree at +0.97 and +0.89), the head's part at "
+    "+0.78 and +0.82, and came within x2 after calibration for 24% and 41% of corpora; its curves are within "
+    "x1.5 for 14-15% of points and its replay what-if within x2 for 0 of 6 runs (issue 30's targets: the code "
+    "head met, every other missed; docs/VALIDITY.md)"
 )
 RISK_MEANING = (
     "starved usage: prior-weighted share of output-head rows expected to drift under one-sided Adam updates "
