@@ -4,6 +4,7 @@
     python benchmarks/validity/pools.py G    # -> benchmarks/.cache/pool-g/...
     python benchmarks/validity/pools.py H    # -> benchmarks/.cache/pool-h/... (v5's test: only after its freeze)
     python benchmarks/validity/pools.py I    # -> benchmarks/.cache/pool-i/... (v6's test: only after its freeze)
+    python benchmarks/validity/pools.py J    # -> benchmarks/.cache/pool-j/... (v7's test: only after its freeze)
 
 Every source of `../shared/data` is design data for the forecast now (issue 30), so its held-out tests
 need text from elsewhere. These are real texts nobody here wrote, each fetched by package name and
@@ -12,7 +13,7 @@ its corpora: whole files (or whole entries) in sorted order until about 1 MB, th
 end. Several are copyleft (GPL): they are built into the ignored cache, never committed. No source of
 one pool shares a package or an upstream project with another pool or with `../shared/data`. The
 protocols that hold them out are docs/validity/v4/PROTOCOL-pool-f.md, PROTOCOL-pool-g.md,
-PROTOCOL-pool-h.md and PROTOCOL-pool-i.md, each committed before its pool's first run.
+PROTOCOL-pool-h.md, PROTOCOL-pool-i.md and PROTOCOL-pool-j.md, each committed before its pool's first run.
 """
 
 from __future__ import annotations
@@ -343,11 +344,88 @@ POOL_I = {  # docs/validity/v4/PROTOCOL-pool-i.md: v6's test; patterns from `dpk
         "Python source code with its tests (NetworkX; the code old text's language)",
     ),
 }
+POOL_J = {  # docs/validity/v4/PROTOCOL-pool-j.md: v7's test; patterns from the packages' listings after v7's freeze
+    "en-gnu-standards": Source(
+        "deb:gnu-standards=2022.03.23-0.1",
+        r"usr/share/info/(standards|maintain)\.info\.gz$",
+        "GFDL-1.3+ without invariant sections (Debian copyright)",
+        "English prose: the GNU Coding Standards and Information for Maintainers of GNU Software (info files)",
+    ),
+    "en-exim-spec": Source(
+        "deb:exim4-doc-info=4.96-1",
+        r"usr/share/info/(spec|filter)\.info\.gz$",
+        "GPL-2+ (Debian copyright)",
+        "English technical prose: the Exim specification and filter guide (info files)",
+    ),
+    "en-docutils-rst": Source(
+        "pypi:docutils==0.20.1",
+        r"docutils-0\.20\.1/docs/.+\.txt$",
+        "public domain, BSD-2-Clause (docutils' documentation)",
+        "English technical prose in reStructuredText (docutils' docs/, the PEPs left out)",
+        exclude=r"/docs/peps/",
+    ),
+    "nl-words": Source(
+        "deb:wdutch=1:2.20.19-2",
+        r"usr/share/dict/dutch$",
+        "BSD-2-Clause or CC-BY-3.0 (OpenTaal; Debian copyright)",
+        "Dutch word list (one word a line)",
+    ),
+    "hy-words": Source(
+        "deb:myspell-hy=0.20.0-2.2",
+        r"usr/share/hunspell/hy_AM\.dic$",
+        "GPL-2+ (armspell; Debian copyright)",
+        "Armenian word list from a hunspell dictionary (a script no pool has used)",
+        words=True,
+    ),
+    "txt-gnu-units": Source(
+        "deb:units=2.22-2",
+        r"usr/share/units/definitions\.units$",
+        "GPL-3+ (GNU units)",
+        "GNU units' definitions file (a table with comments)",
+    ),
+    "csv-airports": Source(
+        "wheel:airportsdata==20250909",
+        r"airportsdata/airports\.csv$",
+        "MIT (airportsdata)",
+        "CSV table of about 28,000 airports",
+    ),
+    "code-haskell-hugs": Source(
+        "deb:libhugs-base-bundled=98.200609.21-6+b1",
+        r"usr/lib/hugs/packages/base/.+\.hs$",
+        "BSD-3-Clause (the Haskell base libraries as Hugs ships them; Debian copyright)",
+        "Haskell source code (the base libraries as Hugs ships them)",
+    ),
+    "code-ada-gnatcoll": Source(
+        "deb:libgnatcoll21-dev=23.0.0-3",
+        r"usr/share/ada/adainclude/gnatcoll/.+\.ad[sb]$",
+        "GPL-3+ with the GCC runtime library exception (GNATcoll)",
+        "Ada source code (GNATcoll's .ads/.adb sources)",
+    ),
+    "code-pascal-fpc": Source(
+        "deb:fpc-source-3.2.2=3.2.2+dfsg-20",
+        r"usr/share/fpcsrc/3\.2\.2/rtl/objpas/[^/]+\.(pp|pas|inc)$",
+        "LGPL-2+ with a static-linking exception (Free Pascal's run-time library)",
+        "Object Pascal source code (Free Pascal's run-time library, rtl/objpas)",
+    ),
+    "code-octave-m": Source(
+        "deb:octave-common=7.3.0-2",
+        r"usr/share/octave/7\.3\.0/m/.+\.m$",
+        "GPL-3+ (GNU Octave)",
+        "Octave source code (the .m function files, Texinfo docstrings and %!test blocks)",
+    ),
+    "code-python-boltons": Source(
+        "pypi:boltons==25.0.0",
+        r"boltons-25\.0\.0/(boltons|tests)/.+\.py$",
+        "BSD-3-Clause (boltons)",
+        "Python source code with its tests (boltons; the code old text's language)",
+    ),
+}
 POOLS = {
     "F": (v2.CACHE.parent / "pool-f", POOL_F),
     "G": (v2.CACHE.parent / "pool-g", POOL_G),
     "H": (v2.CACHE.parent / "pool-h", POOL_H),
     "I": (v2.CACHE.parent / "pool-i", POOL_I),
+    "J": (v2.CACHE.parent / "pool-j", POOL_J),
 }
 
 

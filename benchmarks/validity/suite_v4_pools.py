@@ -166,6 +166,34 @@ POOLS = {
             "code-python-networkx",
         ),
     ),
+    "J": Pool(  # PROTOCOL-pool-j.md: v7's held-out test (v6 scored beside it); sources interleaved by kind
+        order=(
+            "en-gnu-standards",
+            "code-haskell-hugs",
+            "nl-words",
+            "code-ada-gnatcoll",
+            "en-exim-spec",
+            "txt-gnu-units",
+            "code-pascal-fpc",
+            "hy-words",
+            "code-octave-m",
+            "en-docutils-rst",
+            "csv-airports",
+            "code-python-boltons",
+        ),
+        repeated=("nl-words", "code-haskell-hugs"),
+        fifth=("en-exim-spec", "code-pascal-fpc", "hy-words", "csv-airports"),
+        replayed=("hy-words", "en-docutils-rst", "code-python-boltons"),
+        learning_rates=("nl-words", "txt-gnu-units", "code-ada-gnatcoll", "en-gnu-standards"),
+        regime_b=(
+            "en-exim-spec",
+            "hy-words",
+            "csv-airports",
+            "code-octave-m",
+            "code-pascal-fpc",
+            "code-python-boltons",
+        ),
+    ),
 }
 OUT = {pool: v2.CACHE / f"v4-pool-{pool.lower()}" for pool in POOLS}
 MORE = {"F": v2.CACHE / "v4-pool-f-more"}  # pool F's supplement (PROTOCOL-pool-f.md, amendment 1)
