@@ -13,16 +13,14 @@ ROUNDS:
   every file, which the plain loop does in line;
 - load: the engine the scan would choose (`engine_for`), loaded from the file;
 - encode: that engine on every batch;
-- bincount: each batch's counts (one `bincount` of its ids, as the plain loop does);
-- 2-gram sample: each batch's 2-gram sample (`vocabrisk.counting.contexts`) from the level the counts have
-  reached, merged batch by batch, as the scan samples and merges counts.
+- bincount: each batch's counts (one `bincount` of its ids, as the plain loop does).
 
 Then whole fresh processes, start-up included, interleaved for ROUNDS: the plain loop and the scan engines.py
 times (`plain_count.py`; `vocabrisk scan --prior tokenizer --format json -q --out DIR --force`, its cache
 warmed first), median seconds; and the imports alone (`import tokenizers, numpy` against `import
 vocabrisk.cli`). What the parts in line do not explain ("the rest": discovery, the profile's files and JSON,
 the forecast, waits on the reader, the engine's threads idle) is the scan's median less the start-up, the
-imports, load, encode, bincount and sample. Run it on a quiet machine (docs/PERFORMANCE.md, "Issue 31").
+imports, load, encode and bincount. Run it on a quiet machine (docs/PERFORMANCE.md, "Issue 31").
 """
 
 from __future__ import annotations
@@ -50,7 +48,6 @@ def best(function, rounds: int) -> float:
 def parts(folder: Path, tokenizer_dir: Path, engine: str, rounds: int) -> dict[str, float]:
     from vocabrisk.corpus import ReadOptions
     from vocabrisk.corpus.discover import discover
-    from vocabrisk.counting import contexts
     from vocabrisk.counting.engines import engine_for, load_encoder
     from vocabrisk.counting.executors.pipeline import Gathered, pooled_batches
     from vocabrisk.counting.executors.shards import Shard
@@ -74,15 +71,6 @@ def parts(folder: Path, tokenizer_dir: Path, engine: str, rounds: int) -> dict[s
     encoded = [encoder.encode(batch, True) for batch in batches]  # warm: an accelerator's check is done here
     found[f"encode ({encoder.name})"] = best(lambda: [encoder.encode(batch, True) for batch in batches], rounds)
     found["bincount"] = best(lambda: [np.bincount(e.ids) for e in encoded], rounds)
-
-    def sampled() -> contexts.ContextSample:
-        total = contexts.ContextSample()
-        for texts, e in zip(batches, encoded, strict=True):  # each batch from the level reached, as a scan samples
-            hashed = [contexts.bucket(t) for t in texts]
-            total = total + contexts.sample(e.ids, e.lengths, hashed, None, total.level)
-        return total
-
-    found["2-gram sample"] = best(sampled, rounds)
     found["tokens"] = sum(int(e.ids.size) for e in encoded)
     return found
 

@@ -1,7 +1,7 @@
 """A folder of small files is counted in batches that run across its files, with each file's numbers its own.
 
 The same shards counted one file at a time (as a checkpointed scan and every worker count them) give the same
-counts, 2-gram sample, documents and skips per file; and the pooled count makes a few encoder calls and a few
+counts, documents and skips per file; and the pooled count makes a few encoder calls and a few
 vectors of the vocabulary's size, not some per file.
 """
 
@@ -78,7 +78,7 @@ def test_batches_across_files_count_what_files_one_at_a_time_count(
     assert in_units.counts == pooled.counts and units_stats == pooled_stats
     monkeypatch.setattr(shards_module, "UNIT_BYTES", 1)
     apart, apart_stats = count_folder(folder, demo, pooled=False)
-    assert pooled.counts == apart.counts  # counts, documents, bytes, 2-gram sample
+    assert pooled.counts == apart.counts  # counts, documents, bytes
     assert [(docs, skips.to_dict()) for docs, skips in pooled_stats] == [
         (docs, skips.to_dict()) for docs, skips in apart_stats
     ]

@@ -131,18 +131,3 @@ def test_fast_equals_plain_on_random_text(shared_data, tokenizer, data, policy):
 def test_counts_do_not_depend_on_batching(shared_data, texts, cut):
     fast = counter(tokenizer_path(shared_data, "gpt2"), SpecialTokenPolicy(append_eos=True))
     assert fast.count(texts[:cut]) + fast.count(texts[cut:]) == fast.count(texts)
-
-
-@pytest.mark.parametrize("name", ["llama2", "bert-base-uncased"])
-def test_special_ids_given_by_the_model_count_as_those_read_from_the_file(shared_data, name):
-    """A scan hands the counter the special tokens from the model's vocabulary facts, so that it need not parse
-    the file for them; the counts and 2-gram sample are the same as where it reads them itself."""
-    path = tokenizer_path(shared_data, name)
-    vocab = load_vocabulary(path)
-    assert vocab.special_ids
-    given_ids = TokenCounter(path, vocab.size, SpecialTokenPolicy(), None, special_ids=sorted(vocab.special_ids))
-    texts = [(shared_data / "corpora" / CORPORA[1]).read_text(encoding="utf-8")[:20_000], "one more document"]
-    counted = given_ids.count(texts)
-    pairs = sum(len(ids) - 1 for ids in given_ids.encode(texts))
-    assert counted.contexts.pairs < pairs  # the special ids were left out
-    assert counted == counter(path, SpecialTokenPolicy()).count(texts)

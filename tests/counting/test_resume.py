@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from vocabrisk import InputError, SpecialTokenPolicy, scan
@@ -96,6 +97,26 @@ def test_unreadable_and_half_written_checkpoints_are_counted_again(corpus, unint
     resumed = scan([str(corpus)], "demo", checkpoint=checkpoint, resume=True).save(tmp_path / "profile")
     assert same_profile(resumed, uninterrupted)
     assert not any(p.name.startswith(".") for p in (checkpoint / "shards").iterdir())
+
+
+def test_checkpoints_saved_before_v7_with_a_2_gram_sample_are_resumed_from(corpus, tmp_path):
+    """Before v7 each unit's file held the unit's 2-gram sample beside its counts (`context_*`): a resumed scan
+    reads the counts and leaves the sample, counting nothing again."""
+    files = sorted(str(p) for p in corpus.iterdir())[:3]
+    checkpoint = tmp_path / "checkpoint"
+    whole = scan(files, "demo", checkpoint=checkpoint).save(tmp_path / "whole")
+    units = sorted((checkpoint / "shards").iterdir())
+    for path in units:
+        with np.load(path) as data:
+            saved = {name: data[name] for name in data.files}
+        meta = {**json.loads(str(saved.pop("meta"))), "context_level": 0, "context_pairs": 3}
+        keys, counts = np.array([7, 9, 12], dtype=np.uint64), np.array([2, 1, 4], dtype=np.int64)
+        np.savez_compressed(path, **saved, context_keys=keys, context_counts=counts, meta=np.array(json.dumps(meta)))
+    resumed = scan(files, "demo", checkpoint=checkpoint, resume=True).save(tmp_path / "resumed")
+    assert same_profile(resumed, whole)
+    for path in units:  # read, not counted again: a unit counted again is written again, without the sample
+        with np.load(path) as data:
+            assert "context_keys" in data.files
 
 
 def test_checkpoints_of_another_scan_are_refused(corpus, tmp_path):

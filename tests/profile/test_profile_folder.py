@@ -108,6 +108,19 @@ def test_a_profile_saved_before_v6_with_a_3_gram_repetition_loads_and_forecasts_
     assert Summary.of(Profile.load(copy)).forecast.to_dict() == Summary.of(korean).forecast.to_dict()
 
 
+def test_a_profile_saved_before_v7_with_a_2_gram_sample_loads_and_forecasts_as_a_new_one(copy, korean, tmp_path):
+    from vocabrisk.risk.summary import Summary
+
+    data = meta(copy)
+    assert "contexts" not in data  # no scan counts 2-grams since v7
+    # what v5 and v6 scans saved (the forecast read H from it); read no more
+    data["contexts"] = {"pairs": 4123, "level": 0, "sampled_pairs": 4123, "entropy": 1.87}
+    (copy / "profile.json").write_text(json.dumps(data), encoding="utf-8")
+    loaded = Profile.load(copy)
+    assert Summary.of(loaded).forecast.to_dict() == Summary.of(korean).forecast.to_dict()
+    assert "contexts" not in meta(loaded.save(tmp_path / "again"))  # saved again, it is left out
+
+
 def test_force_replaces_the_profiles_own_files_and_keeps_the_users(copy, korean):
     (copy / "NOTES.md").write_text("why this baseline\n", encoding="utf-8")
     (copy / ".gitkeep").write_text("", encoding="utf-8")

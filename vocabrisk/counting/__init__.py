@@ -1,9 +1,9 @@
-"""Exact token counts: a tokenizer run over documents, counted per id, mergeable, with n-gram statistics.
+"""Exact token counts: a tokenizer run over documents, counted per id, mergeable.
 
 `counter` counts documents (`pieces` cuts long ones where the tokenizer would anyway), `encoder` runs the
 tokenizer on an engine, `engines` chooses that engine (the reference, or an accelerator checked against it on
-`probes` and on the corpus), `counts` and `contexts` (a 2-gram sample) are the mergeable result, `policy`
-the special-token rules, `inputs` counts the inputs of a run, and `executors` decide where that runs.
+`probes` and on the corpus), `counts` are the mergeable result, `policy` the special-token rules, `inputs`
+counts the inputs of a run, and `executors` decide where that runs.
 """
 
 from vocabrisk.counting.counter import TokenCounter

@@ -3,8 +3,7 @@
 Every document is encoded on its own, exactly as the model's tokenizer would, with
 truncation and padding switched off whatever `tokenizer.json` configures (Pegasus's file
 cuts every document at 192 tokens). A batch's ids are counted with one `bincount` over
-their concatenation, so Python does no work per token; the same concatenation feeds the 2-gram sample
-(`vocabrisk.counting.contexts`) the forecast reads predictability from.
+their concatenation, so Python does no work per token.
 
 The ids come from a counting engine (`vocabrisk.counting.engines`): the reference, `tokenizers`, or an
 accelerator checked against it; the counts are the same whichever counts. A document holding a byte the
@@ -20,10 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from vocabrisk.counting import contexts
 from vocabrisk.counting.counts import TokenCounts, utf8_size
 from vocabrisk.counting.encoder import Encoded
-from vocabrisk.counting.engines import load_encoder, trimmed_spec
+from vocabrisk.counting.engines import load_encoder
 from vocabrisk.counting.pieces import CannotCount, LongDocument, cut_rule, exact_cuts, matched_added_tokens
 from vocabrisk.counting.policy import SpecialTokenPolicy
 from vocabrisk.model.tokenizer import lacking_bytes
@@ -40,9 +38,7 @@ class UnreadableText(CannotCount):
 class TokenCounter:
     """Counts documents with one tokenizer under one special-token policy, on the engine ENGINE names
     (`vocabrisk.counting.engines`: `tokenizers`, the default, `fastokens` or `auto`, which with
-    ACCELERATE_AFTER loads the accelerator only once a scan has had that many characters of text). SPECIAL_IDS:
-    the special tokens' ids, where the caller knows them (the model's vocabulary facts); else they are read from
-    the file, which takes a parse of it (0.1 s for a 150k vocabulary)."""
+    ACCELERATE_AFTER loads the accelerator only once a scan has had that many characters of text)."""
 
     def __init__(
         self,
@@ -52,7 +48,6 @@ class TokenCounter:
         eos_id: int | None,
         engine: str = "tokenizers",
         accelerate_after: int = 0,
-        special_ids: Sequence[int] | None = None,
     ):
         if policy.append_eos and eos_id is None:
             raise ValueError("append_eos needs the tokenizer's EOS token id")
@@ -61,7 +56,6 @@ class TokenCounter:
         self.policy = policy
         self.eos_id = eos_id
         self.engine_choice, self.accelerate_after = engine, accelerate_after
-        self.special_ids = None if special_ids is None else tuple(special_ids)
         self.engine = load_encoder(self.tokenizer_json, policy.split_special_tokens, engine, accelerate_after)
 
     def _encode(self, texts: list[str]) -> Encoded:
@@ -111,7 +105,7 @@ class TokenCounter:
     def __reduce__(self):
         # Worker processes rebuild the tokenizer from its file rather than unpickling it.
         arguments = (self.tokenizer_json, self.vocab_size, self.policy, self.eos_id)
-        return (TokenCounter, (*arguments, self.engine_choice, self.accelerate_after, self.special_ids))
+        return (TokenCounter, (*arguments, self.engine_choice, self.accelerate_after))
 
     def encode(self, texts: Sequence[str]) -> list[np.ndarray]:
         """Token ids of each document (int64), as the model's tokenizer gives them under the policy."""
@@ -124,77 +118,35 @@ class TokenCounter:
             ids = [np.append(i, self.eos_id) for i in ids]
         return ids
 
-    def count(self, texts: Sequence[str], floor: int = 0) -> TokenCounts:
-        """Exact counts of a batch of documents, to join counts whose 2-gram sample has reached level FLOOR
-        (`contexts.sample`: the 2-grams of documents below it are left out, as joining would drop them)."""
+    def count(self, texts: Sequence[str]) -> TokenCounts:
+        """Exact counts of a batch of documents."""
         texts = list(texts)
         if not texts:
             return TokenCounts.zeros(self.vocab_size)
         # bincount's own array is the batch's counts: no zeroed vector of the vocabulary's size to add it into
         # (a fresh one per batch cost ~1.3 ms at 150k tokens, while the encoder's threads waited)
         encoded = self._encode(texts)
-        counted = self._counts_of(texts, encoded, floor=floor)
+        counted = self._counts_of(texts, encoded)
         if self.policy.append_eos:
             counted.counts[self.eos_id] += len(texts)
         counted.documents, counted.text_bytes = len(texts), sum(map(utf8_size, texts))
         return counted
 
-    def long_document(self, floor: int = 0) -> LongDocument:
-        """A counter for one document that arrives in pieces (see `vocabrisk.counting.pieces`), to join counts
-        at 2-gram level FLOOR (as `count`)."""
-        return LongDocument(self, floor)
+    def long_document(self) -> LongDocument:
+        """A counter for one document that arrives in pieces (see `vocabrisk.counting.pieces`)."""
+        return LongDocument(self)
 
-    def encode_plain(
-        self, texts: Sequence[str], before: np.ndarray, bucket: int | None, floor: int = 0
-    ) -> tuple[TokenCounts, np.ndarray]:
-        """The counts of `texts`, encoded without special tokens whatever the policy, as consecutive parts of
-        one document whose ids so far end in BEFORE and whose 2-gram bucket is BUCKET (None: not known yet,
-        the 2-grams counted in bucket 0, to be moved; `vocabrisk.counting.contexts`); and the last id
-        after them (no document counted). FLOOR: as `count`'s."""
+    def encode_plain(self, texts: Sequence[str]) -> TokenCounts:
+        """The counts of `texts`, encoded without special tokens whatever the policy (no document counted)."""
         texts = list(texts)
-        encoded = self._encode_plain(texts)
-        counted = self._counts_of(texts, encoded, joined=before, bucket=bucket, floor=floor)
-        return counted, np.concatenate([before, encoded.ids.astype(np.int64)])[-1:]
+        return self._counts_of(texts, self._encode_plain(texts))
 
-    @cached_property
-    def _special_rows(self) -> np.ndarray:
-        """Which ids are special tokens: 2-grams holding one are not the text's (`vocabrisk.counting.contexts`)."""
-        special = np.zeros(self.vocab_size, dtype=bool)
-        ids = self.special_ids
-        if ids is None:
-            ids = [t["id"] for t in trimmed_spec(self.tokenizer_json).get("added_tokens") or [] if t.get("special")]
-        special[[i for i in ids if 0 <= i < self.vocab_size]] = True
-        return special
-
-    def _counts_of(
-        self,
-        texts: list[str],
-        encoded: Encoded,
-        joined: np.ndarray | None = None,
-        bucket: int | None = None,
-        floor: int = 0,
-    ):
-        """The token counts and 2-gram sample of encoded texts, refusing ids past the vocabulary.
-
-        Each text is its own document for the sample; with JOINED (the ids just before), the texts are
-        consecutive parts of one document, which those ids began, of 2-gram BUCKET.
-        """
-        ids = encoded.ids
-        counts = np.bincount(ids, minlength=self.vocab_size).astype(np.int64, copy=False)
+    def _counts_of(self, texts: list[str], encoded: Encoded) -> TokenCounts:
+        """The token counts of encoded texts, refusing ids past the vocabulary."""
+        counts = np.bincount(encoded.ids, minlength=self.vocab_size).astype(np.int64, copy=False)
         if counts.size > self.vocab_size:
             raise self._unreadable(texts, encoded)
-        special = self._special_rows  # passed on only where one occurs: marking every position costs
-        if not counts[special].any() and (joined is None or not special[joined.astype(np.intp)].any()):
-            special = None
-        if joined is None:
-            hashed = [contexts.bucket(t) for t in texts]
-            pairs = contexts.sample(ids, encoded.lengths, hashed, special, floor)
-        else:
-            whole = np.concatenate([joined.astype(ids.dtype), ids])
-            tail = whole[-len(ids) - 1 :]  # the 2-gram across the join, and those after it
-            known = bucket is not None  # not yet: its 2-grams are all held, to be moved to it
-            pairs = contexts.sample(tail, [len(tail)], [bucket or 0], special, floor if known else 0)
-        return TokenCounts(counts, contexts=pairs)
+        return TokenCounts(counts)
 
     def _unreadable(self, texts: list[str], encoded: Encoded) -> UnreadableText:
         """The error naming each document whose ids go past the vocabulary, and the character why."""

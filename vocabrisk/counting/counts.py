@@ -1,17 +1,14 @@
 """Token counts: the contract between stages, and the unit of parallelism.
 
 Partial counts from any worker, file or shard merge by addition, so a corpus gives the
-same counts whatever the order or number of workers. Beside the per-token counts they carry a
-sample of the 2-gram counts (`vocabrisk.counting.contexts`), which merges the same way.
+same counts whatever the order or number of workers.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
-
-from vocabrisk.counting.contexts import ContextSample
 
 
 @dataclass
@@ -19,7 +16,6 @@ class TokenCounts:
     counts: np.ndarray  # int64, one entry per token id
     documents: int = 0
     text_bytes: int = 0  # UTF-8 bytes of the documents' text
-    contexts: ContextSample = field(default_factory=ContextSample)  # see vocabrisk.counting.contexts
 
     @classmethod
     def zeros(cls, vocab_size: int) -> TokenCounts:
@@ -29,12 +25,6 @@ class TokenCounts:
     def tokens(self) -> int:
         return int(self.counts.sum())
 
-    @property
-    def context_entropy(self) -> float | None:
-        """H(next | previous) in nats (`vocabrisk.counting.contexts`), None without any 2-gram."""
-        entropy = self.contexts.entropy(self.counts)
-        return None if entropy is None else float(entropy)
-
     def __add__(self, other: TokenCounts) -> TokenCounts:
         if self.counts.shape != other.counts.shape:
             raise ValueError(f"cannot add counts over {self.counts.size} and {other.counts.size} token ids")
@@ -42,7 +32,6 @@ class TokenCounts:
             self.counts + other.counts,
             self.documents + other.documents,
             self.text_bytes + other.text_bytes,
-            self.contexts + other.contexts,
         )
 
     def __iadd__(self, other: TokenCounts) -> TokenCounts:
@@ -51,7 +40,6 @@ class TokenCounts:
         self.counts += other.counts
         self.documents += other.documents
         self.text_bytes += other.text_bytes
-        self.contexts = self.contexts + other.contexts
         return self
 
     def __eq__(self, other: object) -> bool:
@@ -59,7 +47,6 @@ class TokenCounts:
             isinstance(other, TokenCounts)
             and np.array_equal(self.counts, other.counts)
             and (self.documents, self.text_bytes) == (other.documents, other.text_bytes)
-            and self.contexts == other.contexts
         )
 
 

@@ -40,10 +40,6 @@ class Encoded:
         ids = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.uint32)
         return cls(ids, np.concatenate([[0], np.cumsum(lengths)]))
 
-    @property
-    def lengths(self) -> np.ndarray:
-        return np.diff(self.bounds)
-
     def documents(self) -> list[np.ndarray]:
         return np.split(self.ids, self.bounds[1:-1]) if len(self.bounds) > 1 else []
 

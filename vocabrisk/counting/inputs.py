@@ -15,8 +15,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import numpy as np
-
 from vocabrisk._version import __version__
 from vocabrisk.corpus import ReadOptions, Skipped, Source, discover
 from vocabrisk.corpus.memory import MemorySource, is_data, memory_source
@@ -138,7 +136,6 @@ def count_job(
         vocab_size=loaded.vocab.size,
         policy=policy,
         eos_id=loaded.eos_id,
-        special_ids=tuple(int(i) for i in np.flatnonzero(loaded.vocab.special_mask)),
         read_options=read_options,
         strict=strict,
     )

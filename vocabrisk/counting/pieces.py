@@ -38,11 +38,7 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
-
 from vocabrisk.corpus.pieces import DIGIT, MAX_UNCUT_CHARS, PUNCT, SPACE
-from vocabrisk.counting import contexts
-from vocabrisk.counting.contexts import ContextSample
 from vocabrisk.counting.counts import TokenCounts, utf8_size
 
 SPLIT_BEFORE_SPACE = "split-before-space"
@@ -182,24 +178,15 @@ class LongDocument:
     up to `limit` characters.
     """
 
-    def __init__(self, counter, floor: int = 0, limit: int = MAX_UNCUT_CHARS):
+    def __init__(self, counter, limit: int = MAX_UNCUT_CHARS):
         self.counter = counter
-        self.floor = floor  # the 2-gram level of the counts this document joins (`TokenCounter.count`)
         self.limit = limit
         self.held: list[str] = []  # pieces not encoded yet, to be joined
         self.drop_space = False  # whether the held text's leading space is the prepended ▁'s
-        self.tail = np.zeros(0, dtype=np.int64)  # the last id encoded: 2-grams run across the cuts
-        self.prefix = ""  # the document's first characters, until its 2-gram bucket is known (`counting.contexts`)
-        self.bucket: int | None = None
-        self.pending = ContextSample()  # the 2-grams counted before the bucket was known
 
     def add(self, texts: list[str], first_part: int, cuts: list[str]) -> TokenCounts:
         """Take the next pieces and the kind of cut before each; the counts of what could be encoded now."""
         ready = []
-        if self.bucket is None:
-            self.prefix += "".join(texts)[: contexts.HASHED_CHARS - len(self.prefix)]
-            if len(self.prefix) == contexts.HASHED_CHARS:
-                self.bucket = contexts.bucket(self.prefix)
         for index, (text, cut) in enumerate(zip(texts, cuts, strict=True), first_part):
             if index > 0 and self._exact(cut, text):
                 ready.append(self._take())
@@ -207,29 +194,16 @@ class LongDocument:
             self.held.append(text)
         if sum(map(len, self.held)) > self.limit:
             raise CannotCount(self._too_long(self.counter.cut_rule))
-        if ready:
-            counted, self.tail = self.counter.encode_plain(ready, self.tail, self.bucket, self.floor)
-        else:
-            counted = TokenCounts.zeros(self.counter.vocab_size)
+        counted = self.counter.encode_plain(ready) if ready else TokenCounts.zeros(self.counter.vocab_size)
         counted.text_bytes = sum(map(utf8_size, texts))
-        return self._bucketed(counted)
-
-    def _bucketed(self, counted: TokenCounts) -> TokenCounts:
-        """COUNTED with its 2-grams held back while the bucket is unknown, and those held so far once it is."""
-        if self.bucket is None:
-            self.pending, counted.contexts = self.pending + counted.contexts, ContextSample()
-        elif self.pending.pairs:
-            counted.contexts, self.pending = counted.contexts + self.pending.in_bucket(self.bucket), ContextSample()
         return counted
 
     def finish(self) -> TokenCounts:
         """The counts still held, plus the document's special tokens; counts the document."""
-        if self.bucket is None:  # a document shorter than the hashed characters: its bucket is the whole's
-            self.bucket = contexts.bucket(self.prefix)
-        counted, self.tail = self.counter.encode_plain([self._take()], self.tail, self.bucket, self.floor)
+        counted = self.counter.encode_plain([self._take()])
         counted.counts += self.counter.document_extras()
         counted.documents = 1
-        return self._bucketed(counted)
+        return counted
 
     def _exact(self, cut: str, text: str) -> bool:
         """Whether the pieces before and from `text` may be encoded apart."""

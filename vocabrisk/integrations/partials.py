@@ -116,14 +116,12 @@ class TaskCounts:
         Batches never mix sources, so that each source's documents and skips are its own.
         """
         counter = self.job.counter()
-        floor = 0  # the 2-gram level of the counts so far (`TokenCounter.count`)
         for path, items_of_source in itertools.groupby(items, key=attrgetter("source")):
             tally = Tally(self.job.vocab_size)
             for batch in document_batches(items_of_source):
-                tally.take(batch, counter, strict=False, floor=max(tally.counts.contexts.level, floor))
+                tally.take(batch, counter, strict=False)
                 yield
             self.counts += tally.counts
-            floor = self.counts.contexts.level
             if path not in self.sources:
                 self.sources[path] = _SourceTally(self._source_of(path))
             self.sources[path].add(tally.counts.documents, tally.skips, tally.examples)

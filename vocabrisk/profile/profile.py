@@ -76,11 +76,6 @@ class Profile:
     skipped_examples: list[dict] = field(default_factory=list)
     tool_version: str = __version__
     old_text: OldText | None = None  # the reference's token ids, where the prior came from text
-    # How predictable its next token is from the one before (`vocabrisk.counting.contexts`): {"pairs": 2-grams,
-    # "level": L, "sampled_pairs": those of the documents sampled (all of them at L = 0, 1/2^L of the documents
-    # past that), "entropy": H(next | previous) in nats over them}; None in a profile saved before vocabrisk
-    # measured it, or a sum of profiles
-    contexts: dict | None = None
     # What a reader should know of how it was made, which reports show: what a loaded profile lacks that would
     # change its numbers, an accelerated engine that disagreed with the reference (`tokenizer["engine_note"]`)
     notes: tuple[str, ...] = ()
@@ -103,12 +98,6 @@ class Profile:
         return cls(
             table,
             model=model,
-            contexts={
-                "pairs": counts.contexts.pairs,
-                "level": counts.contexts.level,
-                "sampled_pairs": counts.contexts.sampled_pairs,
-                "entropy": counts.context_entropy,
-            },
             documents=counts.documents,
             text_bytes=counts.text_bytes,
             total_tokens=counts.tokens,
@@ -253,7 +242,6 @@ class Profile:
             sources=self.sources + other.sources,
             skips=self.skips + other.skips,
             skipped_examples=(self.skipped_examples + other.skipped_examples)[:MAX_SKIP_EXAMPLES],
-            contexts=None,  # the entropy of a sum is not a function of its parts' entropies: scan them together
             notes=tuple(dict.fromkeys(self.notes + other.notes)),
         )
 
@@ -300,7 +288,6 @@ class Profile:
             "text_bytes": self.text_bytes,
             "tokens": self.total_tokens,
             "vocab_size": self.vocab_size,
-            "contexts": self.contexts,
             "used_rows": self.used_rows(),
             "absent_rows": int(self.absent_rows().sum()),
             "skipped": self.skipped,
@@ -354,7 +341,7 @@ class Profile:
         if not isinstance(meta, dict):
             raise _corrupt(folder, f"{PROFILE_JSON} holds a JSON {type(meta).__name__}, not a profile's object")
         files, notes = _listed_files(folder, meta)
-        _check_fields(folder, meta)
+        _check_fields(folder, meta)  # not read: repetition (saved before v6), contexts (before v7)
         try:
             missing = set(COLUMNS) - set(pq.read_schema(folder / TOKENS_PARQUET).names)  # the footer: rows on first use
             if missing:
@@ -383,7 +370,6 @@ class Profile:
                 skipped_examples=meta["skipped_examples"],
                 tool_version=meta["tool_version"],
                 old_text=old_text,
-                contexts=_contexts(folder, meta.get("contexts")),
                 notes=(*notes, *_engine_notes(meta["tokenizer"])),
             )
         except KeyError as exc:
@@ -435,39 +421,6 @@ _FIELDS: dict[str, Any] = {  # field -> the JSON type it must have
 _KEYS = {"tokenizer": {"fingerprint": str, "model_type": str}, "model": {"name": str}}
 _ITEM_KEYS = {"sources": ("path",), "skipped_examples": ("source", "locator", "reason")}
 _JSON_TYPES = {str: "a string", int: "a whole number", dict: "an object", list: "a list"}
-
-
-def _contexts(folder: Path, value: object) -> dict | None:
-    """profile.json's `contexts` ({"pairs", "level", "sampled_pairs", "entropy"}), checked; None where a profile
-    has none."""
-    if value is None:
-        return None
-    pairs, level, sampled, entropy = (value.get(k) if isinstance(value, dict) else None for k in _CONTEXT_KEYS)
-    whole = all(type(n) is int for n in (pairs, level, sampled))  # not a bool, not a float
-    if not (
-        whole
-        and isinstance(pairs, int)
-        and isinstance(level, int)
-        and isinstance(sampled, int)
-        and 0 <= sampled <= pairs
-        and level >= 0
-        and (entropy is None or (type(entropy) in (int, float) and entropy >= 0))
-        and (entropy is None) == (sampled == 0)
-    ):
-        raise _corrupt(
-            folder,
-            f"{PROFILE_JSON} has contexts of the wrong kind ({value!r}): counts of 2-grams, a sampling level, and an "
-            "entropy ≥ 0 wherever a 2-gram was sampled",
-        )
-    return {
-        "pairs": pairs,
-        "level": level,
-        "sampled_pairs": sampled,
-        "entropy": None if entropy is None else float(entropy),
-    }
-
-
-_CONTEXT_KEYS = ("pairs", "level", "sampled_pairs", "entropy")
 
 
 def _check_fields(folder: Path, meta: dict) -> None:

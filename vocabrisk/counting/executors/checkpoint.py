@@ -24,7 +24,6 @@ import numpy as np
 from vocabrisk.corpus import Skipped
 from vocabrisk.corpus.skips import SkipTally
 from vocabrisk.counting import TokenCounts
-from vocabrisk.counting.contexts import ContextSample
 from vocabrisk.counting.executors.shards import Shard, ShardResult
 from vocabrisk.errors import InputError
 from vocabrisk.storage.outputs import atomic_file, output_error
@@ -164,27 +163,17 @@ UNREADABLE = (OSError, ValueError, KeyError, zipfile.BadZipFile)
 
 
 def write_counts(file: Path | IO[bytes], counts: TokenCounts, meta: dict) -> None:
-    """COUNTS, with their 2-gram sample, and META (plain data) as one .npz."""
-    pairs = counts.contexts
-    totals = {"documents": counts.documents, "text_bytes": counts.text_bytes, "context_level": pairs.level,
-              "context_pairs": pairs.pairs}  # fmt: skip
-    np.savez_compressed(
-        file,
-        counts=counts.counts,
-        context_keys=pairs.keys,
-        context_counts=pairs.counts,
-        meta=np.array(json.dumps({**meta, **totals})),
-    )
+    """COUNTS and META (plain data) as one .npz."""
+    totals = {"documents": counts.documents, "text_bytes": counts.text_bytes}
+    np.savez_compressed(file, counts=counts.counts, meta=np.array(json.dumps({**meta, **totals})))
 
 
 def read_counts(file: Path | IO[bytes]) -> tuple[TokenCounts, dict]:
     """The counts and metadata `write_counts` wrote; one of UNREADABLE where it did not write FILE whole."""
     with np.load(file, allow_pickle=False) as data:
-        counts, meta = data["counts"], json.loads(str(data["meta"]))  # a 3-gram sketch (before v6) is not read
-        pairs = ContextSample(data["context_keys"].astype(np.uint64), data["context_counts"].astype(np.int64),
-                              meta["context_level"], meta["context_pairs"])  # fmt: skip
-    totals = (meta["documents"], meta["text_bytes"])
-    return TokenCounts(counts.astype(np.int64), *totals, pairs), meta
+        # a 3-gram sketch (before v6) and a 2-gram sample (`context_*`, before v7) are not read
+        counts, meta = data["counts"], json.loads(str(data["meta"]))
+    return TokenCounts(counts.astype(np.int64), meta["documents"], meta["text_bytes"]), meta
 
 
 def _sources_change(earlier: list, now: list) -> str:

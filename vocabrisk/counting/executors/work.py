@@ -51,7 +51,6 @@ class CountJob:
     # Whether this process may count all shards in batches across their boundaries (`count_pooled`), or only
     # those of each unit (`shards.units`), which a checkpoint saves whole
     pool_shards: bool = False
-    special_ids: tuple[int, ...] | None = None  # the model's, where known (`TokenCounter`)
 
     @classmethod
     def for_tokenizer(cls, path: Path | str, **fields) -> CountJob:
@@ -61,8 +60,8 @@ class CountJob:
     def counter(self) -> TokenCounter:
         """This process's counter for the job's tokenizer, loaded once."""
         key = (self.tokenizer_digest, self.vocab_size, self.policy, self.eos_id, self.engine, self.accelerate_after)
-        if key not in _COUNTERS:  # special_ids: the tokenizer's, which its digest decides
-            _COUNTERS[key] = TokenCounter(self._tokenizer_file(), *key[1:], self.special_ids)
+        if key not in _COUNTERS:
+            _COUNTERS[key] = TokenCounter(self._tokenizer_file(), *key[1:])
         return _COUNTERS[key]
 
     def _tokenizer_file(self) -> Path:
@@ -113,7 +112,6 @@ def count_pooled(
     counter = job.counter()
     tallies: dict[int, PooledTally] = {}  # the shards begun and not yet ended
     pending: TokenCounts | None = None
-    floor = 0  # the 2-gram level the counts have reached: later batches sample from it (`TokenCounter.count`)
 
     def tally(index: int) -> PooledTally:
         if index not in tallies:
@@ -127,7 +125,7 @@ def count_pooled(
             yield _with_engine(result, counter)
             continue
         if isinstance(item, Gathered):
-            counts, unreadable = _count_readable(counter, item.documents, floor)
+            counts, unreadable = _count_readable(counter, item.documents)
             for index, skip in unreadable.items():
                 if job.strict:
                     raise strict_error(skip)
@@ -135,14 +133,13 @@ def count_pooled(
             for shard, documents in itertools.groupby(i for n, i in enumerate(item.shards) if n not in unreadable):
                 tally(shard).documents += sum(1 for _ in documents)
         else:
-            counts = tally(item[0]).take(item[1], counter, job.strict, floor)
+            counts = tally(item[0]).take(item[1], counter, job.strict)
         if counts is None:
             continue
         if pending is None:
             pending = counts  # a batch's own counts (bincount's array), not shared: added into from now on
         else:
             pending += counts
-        floor = max(floor, pending.contexts.level)
         if on_batch:
             on_batch(counts)
 
@@ -152,20 +149,18 @@ def _with_engine(result: ShardResult, counter: TokenCounter) -> ShardResult:
     return result
 
 
-def _count_readable(
-    counter: TokenCounter, documents: list[Document], floor: int = 0
-) -> tuple[TokenCounts, dict[int, Skipped]]:
+def _count_readable(counter: TokenCounter, documents: list[Document]) -> tuple[TokenCounts, dict[int, Skipped]]:
     """The counts of a batch, and a Skipped for each document holding text the model cannot read, by its
     index in the batch (the rest of such a batch is encoded again)."""
     texts = [d.text for d in documents]
     try:
-        return counter.count(texts, floor), {}
+        return counter.count(texts), {}
     except UnreadableText as exc:
         skips = {
             i: Skipped(documents[i].source, documents[i].locator, reason, utf8_size(documents[i].text))
             for i, reason in exc.reasons.items()
         }
-        return counter.count([t for i, t in enumerate(texts) if i not in exc.reasons], floor), skips
+        return counter.count([t for i, t in enumerate(texts) if i not in exc.reasons]), skips
 
 
 def count_in_worker(
@@ -214,25 +209,22 @@ class Tally:
         self.document: LongDocument | None = None  # the long document being read, if any
         self.pending: TokenCounts | None = None
 
-    def take(
-        self, item: list[Document] | Pieces | Skipped, counter: TokenCounter, strict: bool, floor: int = 0
-    ) -> TokenCounts | None:
-        """Count a batch, or record a skip (InputError when STRICT); the counts it made final, if any. FLOOR: the
-        2-gram level of the counts they join (`TokenCounter.count`)."""
+    def take(self, item: list[Document] | Pieces | Skipped, counter: TokenCounter, strict: bool) -> TokenCounts | None:
+        """Count a batch, or record a skip (InputError when STRICT); the counts it made final, if any."""
         if isinstance(item, Skipped):
             if strict:
                 raise strict_error(item)
             self.skip(item)
             return None
         if isinstance(item, Pieces):
-            counts = self.pieces(item, counter, floor)
+            counts = self.pieces(item, counter)
             if isinstance(counts, Skipped):
                 if strict:
                     raise strict_error(counts)
                 self.skip(counts)
                 return None
             return counts
-        counts, unreadable = _count_readable(counter, item, floor)
+        counts, unreadable = _count_readable(counter, item)
         for skip in unreadable.values():
             if strict:
                 raise strict_error(skip)
@@ -244,10 +236,10 @@ class Tally:
         self.documents += counts.documents
         self.counts += counts
 
-    def pieces(self, item: Pieces, counter: TokenCounter, floor: int = 0) -> TokenCounts | Skipped | None:
+    def pieces(self, item: Pieces, counter: TokenCounter) -> TokenCounts | Skipped | None:
         """Take pieces of a long document; its counts once they are final, or a Skipped."""
         if item.first_part == 0:
-            self.document, self.pending = counter.long_document(floor), TokenCounts.zeros(counter.vocab_size)
+            self.document, self.pending = counter.long_document(), TokenCounts.zeros(counter.vocab_size)
         if self.document is None:  # given up on: the rest of it is passed over, and counts as skipped
             self.skips.bytes += sum(map(utf8_size, item.texts))
             return None
