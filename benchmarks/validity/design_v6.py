@@ -102,6 +102,28 @@ def predicted_ratio(every: list[dict], term, run: dict, one: dict) -> float:
     return total(run) / total(one)
 
 
+def passes_table(say, every: list[dict], terms: dict, width: int) -> None:
+    """For each body term of TERMS, the forecast's ratio of totals over the measured one for every source at other
+    passes than its 1-epoch run: the geometric mean by passes and the share within x1.5 (labels WIDTH wide)."""
+    pairs = passes_pairs(every)
+    say()
+    say(f"one source at other passes over its 1-epoch run ({len(pairs)} (set, source, passes, old text) pairs): the")
+    say("forecast's ratio of totals over the measured one (gain refitted per old text on v3): its geometric mean")
+    say("by the runs' passes (where the forecast's ratio is positive: how many), and the share within x1.5")
+    bins = {"E<1": (0, 1), "1<E<6": (1, 6), "E>6": (6, math.inf)}
+    say(f"{'form':>{width}}  " + " ".join(f"{b:>12}" for b in bins) + "  x1.5 share")
+    for label, term in terms.items():
+        ratios = [(k["E"], predicted_ratio(every, term, k, one) / (k["total"] / one["total"])) for k, one in pairs]
+        cells = []
+        for low, high in bins.values():
+            inside = [r for e, r in ratios if low < e < high]
+            positive = [r for r in inside if r > 0]
+            mean = np.exp(np.mean(np.log(positive))) if positive else float("nan")
+            cells.append(f"{mean:.2f} ({len(positive)}/{len(inside)})")
+        within = np.mean([1 / 1.5 <= r <= 1.5 for _, r in ratios])
+        say(f"{label:>{width}}  " + " ".join(f"{c:>12}" for c in cells) + f"  {within:>10.0%}")
+
+
 def _main() -> int:
     say = Transcript()
 
@@ -117,23 +139,7 @@ def _main() -> int:
         values = [refitted(every, term, column) for column in columns]
         say(f"{label:>30}  " + " ".join(f"{v:>+7.2f}" for v in values) + f"  {np.mean(values):+.3f}  "
             f"{min(values):+.2f}")  # fmt: skip
-    pairs = passes_pairs(every)
-    say()
-    say(f"one source at other passes over its 1-epoch run ({len(pairs)} (set, source, passes, old text) pairs): the")
-    say("forecast's ratio of totals over the measured one (gain refitted per old text on v3): its geometric mean")
-    say("by the runs' passes (where the forecast's ratio is positive: how many), and the share within x1.5")
-    bins = {"E<1": (0, 1), "1<E<6": (1, 6), "E>6": (6, math.inf)}
-    say(f"{'form':>30}  " + " ".join(f"{b:>12}" for b in bins) + "  x1.5 share")
-    for label, term in bodies().items():
-        ratios = [(k["E"], predicted_ratio(every, term, k, one) / (k["total"] / one["total"])) for k, one in pairs]
-        cells = []
-        for low, high in bins.values():
-            inside = [r for e, r in ratios if low < e < high]
-            positive = [r for r in inside if r > 0]
-            mean = np.exp(np.mean(np.log(positive))) if positive else float("nan")
-            cells.append(f"{mean:.2f} ({len(positive)}/{len(inside)})")
-        within = np.mean([1 / 1.5 <= r <= 1.5 for _, r in ratios])
-        say(f"{label:>30}  " + " ".join(f"{c:>12}" for c in cells) + f"  {within:>10.0%}")
+    passes_table(say, every, bodies(), width=30)
     say()
     constants(say, every)
     say.write(OUT)

@@ -27,7 +27,7 @@ import forms
 import score
 from design import Transcript, spearman
 from design_v5 import refitted
-from design_v6 import cases, passes_pairs, predicted_ratio
+from design_v6 import cases, passes_table
 
 OUT = data.REPO / "docs" / "validity" / "v7" / "design.txt"
 SETS = ("v3", "E", "F", "G", "H", "I")
@@ -120,23 +120,7 @@ def main() -> int:
             values = [rho(term, column) for column in columns]
             say(f"{label:>33}  " + " ".join(f"{v:>+7.2f}" for v in values) + f"  {np.mean(values):+.3f}  "
                 f"{min(values):+.2f}")  # fmt: skip
-    pairs = passes_pairs(every)
-    say()
-    say(f"one source at other passes over its 1-epoch run ({len(pairs)} (set, source, passes, old text) pairs): the")
-    say("forecast's ratio of totals over the measured one (gain refitted per old text on v3): its geometric mean")
-    say("by the runs' passes (where the forecast's ratio is positive: how many), and the share within x1.5")
-    bins = {"E<1": (0, 1), "1<E<6": (1, 6), "E>6": (6, math.inf)}
-    say(f"{'form':>33}  " + " ".join(f"{b:>12}" for b in bins) + "  x1.5 share")
-    for label, term in bodies().items():
-        ratios = [(k["E"], predicted_ratio(every, term, k, one) / (k["total"] / one["total"])) for k, one in pairs]
-        cells = []
-        for low, high in bins.values():
-            inside = [r for e, r in ratios if low < e < high]
-            positive = [r for r in inside if r > 0]
-            mean = np.exp(np.mean(np.log(positive))) if positive else float("nan")
-            cells.append(f"{mean:.2f} ({len(positive)}/{len(inside)})")
-        within = np.mean([1 / 1.5 <= r <= 1.5 for _, r in ratios])
-        say(f"{label:>33}  " + " ".join(f"{c:>12}" for c in cells) + f"  {within:>10.0%}")
+    passes_table(say, every, bodies(), width=33)
     say()
     gains = [(c["total"] - c["default_head"] + score.SMOLLM2_ADAPTATION) / c["unit"] for c in every if c["unit"] > 0]
     say(f"body_gain, uncalibrated (median over {len(gains)} design endpoints, width-rule kappa, adaptation "
