@@ -273,11 +273,11 @@ def baselines(profile, plan) -> dict[str, float]:
     prior = prior / prior.sum()
     corpus = np.where(coverable, profile.counts.counts + 0.5, 0.0)
     corpus = corpus / corpus.sum()
-    fed = profile.shares > 0
+    fed = (profile.shares > 0) & coverable  # a special token written in the text is outside both distributions
     return {
         "implied epochs": plan.implied_epochs(profile.total_tokens),
         "unigram KL (old || corpus)": unigram_kl(profile),
-        "unigram KL (corpus || old)": float(np.sum(np.where(fed, profile.shares * np.log(corpus / prior), 0.0))),
+        "unigram KL (corpus || old)": float(np.sum(profile.shares[fed] * np.log(corpus[fed] / prior[fed]))),
         "never-seen share": never_seen_share(profile),
         "starved usage (v0.1)": assess(profile, plan).score,
         "corpus size (smaller first)": -float(profile.total_tokens),
