@@ -202,6 +202,15 @@ def test_fit_recovers_the_constants_that_made_the_probes():
         assert p["forecast_total"] == pytest.approx(p["total"], rel=0.25)
 
 
+@pytest.mark.parametrize("gain", [3e-4, 2.5e5, 4e7])
+def test_fit_finds_a_body_gain_on_any_scale(gain):
+    # A fixed grid ending at 1e5 once pinned v7's gain at its end (its body term's unit is small): the
+    # gain's grid is drawn around what the probes ask for, so it is found wherever it lies.
+    truth = Calibration(kappa=50.0, body_gain=gain, adaptation=0.0)
+    fitted = fit(probe_runs(truth, PROBES), adaptation=0.0)
+    assert fitted.body_gain == pytest.approx(gain, rel=0.05)
+
+
 def test_a_saved_calibration_is_found_again_under_xdg_cache_home(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert load_calibration("abc").source == "default"

@@ -5,8 +5,11 @@ probe fine-tunes fit them.
 forgetting, then `body_gain` to their total forgetting given the fitted head and the model's
 `adaptation` (the nats any plain text takes off the old text's loss early on), each by least
 squared log error over a grid: the forecast must be right within a factor, not in absolute nats,
-and a grid cannot fall into a local minimum. The band is exp(2 × RMS log error) of the fitted
-forecast on the probes, at least `CALIBRATED_BAND_FLOOR`.
+and a grid cannot fall into a local minimum. The gain's grid is drawn around the gains the probes
+themselves ask for, then refined around the best point: the body term's unit changed with every form
+(v4's gain was about 2e3, v7's is about 1e5 to 2e5), and a fixed grid ending at 1e5 left v7's fitted gain
+pinned at its end (docs/VALIDITY.md, "v8"). The band is exp(2 × RMS log error) of the fitted forecast
+on the probes, at least `CALIBRATED_BAND_FLOOR`.
 
 Fitting needs only numbers (`fit`); running the probes needs torch (`vocabrisk.verify`).
 """
@@ -95,7 +98,8 @@ def save_calibration(calibration: Calibration) -> Path:
 
 
 KAPPAS = np.geomspace(0.5, 5000, 29)
-GAINS = np.concatenate([[0.0], np.geomspace(0.01, 1e5, 106)])
+GAIN_REACH = 100.0  # the gain grid spans this factor below the smallest and above the largest gain a probe asks for
+GAIN_POINTS = 121  # points of the gain grid, and of its refinement between the best point's neighbours
 FLOOR = 1e-4  # nats: measured forgetting below this is noise
 
 
@@ -122,6 +126,31 @@ def _log_error(predicted: np.ndarray, measured: np.ndarray) -> np.ndarray:
     return np.sum(np.log(ratio) ** 2, axis=-1)
 
 
+def _gain_grid(head: np.ndarray, total: np.ndarray, body: np.ndarray, adaptation: float) -> np.ndarray:
+    """0 and a geometric grid GAIN_REACH below and above the gains that would explain each probe alone (its total
+    less its forecast head, plus the adaptation, over its body term), where any probe asks for one."""
+    asked = (np.maximum(total, FLOOR) - head + adaptation) / np.where(body > 0, body, np.nan)
+    asked = asked[np.isfinite(asked) & (asked > 0)]
+    if not len(asked):
+        return np.zeros(1)
+    return np.concatenate([[0.0], np.geomspace(asked.min() / GAIN_REACH, asked.max() * GAIN_REACH, GAIN_POINTS)])
+
+
+def _best_gain(head: np.ndarray, total: np.ndarray, body: np.ndarray, adaptation: float) -> float:
+    """The body gain of least squared log error given the fitted HEAD: the best point of `_gain_grid`, then the
+    best of a finer grid between that point's neighbours (0 stays a candidate)."""
+    gains, best = _gain_grid(head, total, body, adaptation), 0.0
+    for _ in range(2):
+        predicted = head[None, :] + gains[:, None] * body[None, :] - adaptation  # (gains, probes)
+        b = int(np.argmin(_log_error(predicted, total)))
+        best = float(gains[b])
+        if len(gains) < 3:
+            break
+        low, high = gains[max(b - 1, 1)], gains[min(b + 1, len(gains) - 1)]
+        gains = np.concatenate([[0.0], np.geomspace(low, high, GAIN_POINTS)])
+    return best
+
+
 def fit(
     probes: Sequence[ProbeRun], fingerprint: str | None = None, adaptation: float = DEFAULT_ADAPTATION
 ) -> Calibration:
@@ -135,13 +164,13 @@ def fit(
     head_grid = np.array([p.competition(KAPPAS) for p in probes]).T  # (kappas, probes)
     k = int(np.argmin(_log_error(head_grid, head)))
     predicted_head = head_grid[k]
-    total_grid = predicted_head[None, :] + GAINS[:, None] * body[None, :] - adaptation  # (gains, probes)
-    b = int(np.argmin(_log_error(total_grid, total)))
-    residual = np.log(np.maximum(total_grid[b], 1e-12) / np.maximum(total, FLOOR))
+    gain = _best_gain(predicted_head, total, body, adaptation)
+    predicted_total = predicted_head + gain * body - adaptation
+    residual = np.log(np.maximum(predicted_total, 1e-12) / np.maximum(total, FLOOR))
     band = max(math.exp(2 * math.sqrt(float(np.mean(residual**2)))), CALIBRATED_BAND_FLOOR)
     return Calibration(
         kappa=float(KAPPAS[k]),
-        body_gain=float(GAINS[b]),
+        body_gain=gain,
         adaptation=adaptation,
         band=band,
         source=f"calibrated on {len(probes)} probe runs",
@@ -152,7 +181,7 @@ def fit(
                 "head": p.head,
                 "total": p.total,
                 "forecast_head": float(predicted_head[i]),
-                "forecast_total": float(total_grid[b, i]),
+                "forecast_total": float(predicted_total[i]),
             }
             for i, p in enumerate(probes)
         ],
