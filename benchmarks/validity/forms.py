@@ -1,4 +1,4 @@
-"""The forecast's earlier forms, v4, v5 and v6, beside the library's own (v7), for the scorer to re-score.
+"""The forecast's earlier forms, v4 to v7, beside the library's own (v8), for the scorer to re-score.
 
 v7 reads the corpus's predictability from H₁, the entropy of its token distribution, which the counts give
 (`vocabrisk.risk.forecast`, term 6). v5 and v6 read it from H, the next-token entropy given the token before,
@@ -148,10 +148,32 @@ class RepeatsBody(ContextBody):
         return super().to_dict() | {"repeats": self.repeats}
 
 
+LANDED_GAINS = np.concatenate([[0.0], np.geomspace(0.01, 1e5, 106)])  # calibration's body-gain grid until v8
+
+
+def _landed_gain(head: np.ndarray, total: np.ndarray, body: np.ndarray, adaptation: float) -> float:
+    """The body gain as calibration fitted it until v8: the best point of LANDED_GAINS, which ends at 1e5 (v6's
+    code gain on pools I and J and v7's on pool J sat at that end)."""
+    from vocabrisk.risk.calibration import _log_error
+
+    predicted = head[None, :] + LANDED_GAINS[:, None] * body[None, :] - adaptation
+    return float(LANDED_GAINS[int(np.argmin(_log_error(predicted, total)))])
+
+
+@contextmanager
+def as_v7() -> Iterator[None]:
+    """The landed v7: the library's terms (v8 changed none), calibrated on the gain grid it landed with."""
+    from vocabrisk.risk import calibration
+
+    with mock.patch.object(calibration, "_best_gain", _landed_gain):
+        yield
+
+
 @contextmanager
 def _form(body_of, mix=None) -> Iterator[None]:
     """The library's forecast with BODY_OF(state, shares, exposure, old_usage, drive, own) as its body term, where
-    state["profile"] is the profile being forecast and state["replay"] a what-if's replay (None without)."""
+    state["profile"] is the profile being forecast and state["replay"] a what-if's replay (None without), calibrated
+    as the earlier forms were (`as_v7`)."""
     from vocabrisk.risk import summary
 
     original = summary._forecast
@@ -164,7 +186,7 @@ def _form(body_of, mix=None) -> Iterator[None]:
     def body(_cls, shares, exposure, old_usage, drive, own=1.0):
         return body_of(state, shares, exposure, old_usage, drive, own)
 
-    with mock.patch.object(summary, "_forecast", made), mock.patch.object(Body, "of", classmethod(body)):
+    with mock.patch.object(summary, "_forecast", made), mock.patch.object(Body, "of", classmethod(body)), as_v7():
         yield
 
 

@@ -311,9 +311,10 @@ def linear_shift():
         yield
 
 
-UNCALIBRATED_GAINS = {"v4": 1950.0, "v5": 18810.0, "v6": 61250.0}  # the earlier forms' body gains as landed (VALIDITY)
-FORMS = {"v4": forms.as_v4, "v5": forms.as_v5, "v6": forms.as_v6}  # earlier forms: today's with their body put back
-POOL_FORMS = {"H": ("v5", "v4"), "I": ("v6", "v5"), "J": (FORM, "v6")}  # each pool's form first, then the one beside
+UNCALIBRATED_GAINS = {"v4": 1950.0, "v5": 18810.0, "v6": 61250.0, "v7": 124100.0}  # earlier forms' gains as landed
+FORMS = {"v4": forms.as_v4, "v5": forms.as_v5, "v6": forms.as_v6, "v7": forms.as_v7}  # earlier forms, as they landed
+POOL_FORMS = {"H": ("v5", "v4"), "I": ("v6", "v5"), "J": ("v7", "v6"), "K": (FORM, "v7")}  # tested form, one beside
+TOKEN_ENTROPY_FORMS = ("v7", FORM)  # the forms whose body reads e^{-H₁/2}: their ablation takes it out
 
 
 def v3_forecast(profile, plan, width: int) -> np.ndarray:
@@ -366,7 +367,7 @@ def ablations(
                 "E from zero, ln(1 + E)": f.head + body * math.log1p(f.epochs) - f.adaptation,
                 "v5's 3-gram R in E's place": f.head + body * math.log1p(r) - f.adaptation,
             }
-        if form not in FORMS:  # v7's e^{-H₁/2}: left out, and v6's e^{-H} (the 2-gram entropy) in its place
+        if form in TOKEN_ENTROPY_FORMS:  # e^{-H₁/2}: left out, and v6's e^{-H} (the 2-gram entropy) in its place
             relaxed = g * shape * math.exp(ENTROPY_WEIGHT * t.entropy) * t.starved * t.alike * repetition
             rows[n] |= {
                 "body without e^-H1/2 (token entropy)": f.head + relaxed - f.adaptation,

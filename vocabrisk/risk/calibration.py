@@ -35,7 +35,7 @@ DEFAULT_BODY_GAIN = (
 )
 DEFAULT_ADAPTATION = 0.0  # nats of adaptation gain (forecast term 7) where none was measured (SmolLM2-Instruct: 0.07)
 DEFAULT_BAND = 4.0  # uncalibrated: the truth is expected within ×/÷ 4
-FORM = "v7"  # the forecast's form: a calibration fitted to another form's terms does not apply
+FORM = "v8"  # the forecast's form: a calibration fitted to another form (or to v7 on its clamped grid) is not used
 CALIBRATED_BAND_FLOOR = 1.5
 
 

@@ -76,7 +76,9 @@ The forecast is a curve over the plan (`Forecast.curve`): every term at each che
 its last point.
 
 Where each of these came from, and what the ablation on the design runs kept: docs/VALIDITY.md
-("v3" to "v7").
+("v3" to "v8"). v8 has v7's terms: its design pass (on v3 and pools E to J) found no body term that ranks
+both old texts better, and a calibrated gain no longer stops at the end of a fixed grid
+(`risk.calibration`).
 
 Without calibration the documented defaults below apply and the band is wider.
 """

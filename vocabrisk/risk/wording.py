@@ -14,12 +14,12 @@ if TYPE_CHECKING:
     from vocabrisk.profile.profile import Profile
 
 HOW_WELL = (
-    "v7, held out on SmolLM2-135M (pool J: 18 corpora of 12 sources from PyPI and Debian, none designed on; "
-    "40-step fine-tunes), ranked total forgetting at Spearman +0.44 on English prose and +0.73 on Python code "
-    "(v6 +0.34 and +0.67; seeds agree at +0.83 and +0.84), the head's part at +0.62 and +0.76, and came "
-    "within x2 after calibration for 50% and 39% of corpora; its curves are within x1.5 for 2-25% of points "
-    "and its replay what-if within x2 for 2 of 6 runs (issue 30's targets: all missed on pool J; "
-    "docs/VALIDITY.md)"
+    "v8 has v7's terms; v7, held out on SmolLM2-135M (pool J: 18 corpora of 12 sources from PyPI and Debian, "
+    "none designed on; 40-step fine-tunes), ranked total forgetting at Spearman +0.44 on English prose and +0.73 "
+    "on Python code (v6 +0.34 and +0.67; seeds agree at +0.83 and +0.84), the head's part at +0.62 and +0.76, "
+    "and came within x2 after calibration (its gain then clamped at 1e5, which v8 no longer does) for 50% and 39% "
+    "of corpora; its curves are within x1.5 for 2-25% of points and its replay what-if within x2 for 2 of 6 runs "
+    "(issue 30's targets: all missed on pool J; v8's test, pool K, not yet run; docs/VALIDITY.md)"
 )
 RISK_MEANING = (
     "starved usage: prior-weighted share of output-head rows expected to drift under one-sided Adam updates "
