@@ -113,8 +113,9 @@ def dump(log=print) -> Path:
 def load() -> list[dict]:
     """The dumped cases (dumping first where there is none), each with its distributions and the terms the
     forms below are made of."""
+    from vocabrisk.prior.old_text import OldText
     from vocabrisk.risk.exposure import distribution
-    from vocabrisk.risk.forecast import BODY_RELAXATION, ENTROPY_WEIGHT, alike
+    from vocabrisk.risk.forecast import BODY_RELAXATION, ENTROPY_WEIGHT, self_alike
 
     if not (CACHE / "cases.pkl").exists():
         dump()
@@ -125,12 +126,9 @@ def load() -> list[dict]:
         c["corpus"], c["usage_p"] = distribution(arrays[c["shares"]]), distribution(arrays[c["usage"]])
         c["prior_p"], c["exposure_a"] = arrays[c["prior"]], arrays[c["exposure"]]
         key = c["old_ids"]
-        if key not in halves:  # `forecast.self_alike`, from the dumped ids
-            ids, starts = arrays[key].astype(np.int64), arrays[c["old_starts"]].astype(np.int64)
-            documents = np.split(ids, starts[1:-1])
-            rows = len(c["usage_p"])
-            parts = np.concatenate(documents[0::2]), np.concatenate(documents[1::2])
-            halves[key] = (alike(*(distribution(np.bincount(h, minlength=rows)) for h in parts)), ids, starts)
+        if key not in halves:
+            old = OldText(arrays[key].astype(np.int64), arrays[c["old_starts"]].astype(np.int64))
+            halves[key] = self_alike(old, len(c["usage_p"])), old.ids, old.starts
         c["self_alike"], c["old_ids_a"], c["old_starts_a"] = halves[key]
         c["coverage"] = min(1.0, (c["B"] / c["self_alike"]) ** 2)
         lr_sum, steps = c["lr_sums"][-1], c["steps"][-1]

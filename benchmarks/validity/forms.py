@@ -154,10 +154,9 @@ LANDED_GAINS = np.concatenate([[0.0], np.geomspace(0.01, 1e5, 106)])  # calibrat
 def _landed_gain(head: np.ndarray, total: np.ndarray, body: np.ndarray, adaptation: float) -> float:
     """The body gain as calibration fitted it until v8: the best point of LANDED_GAINS, which ends at 1e5 (v6's
     code gain on pools I and J and v7's on pool J sat at that end)."""
-    from vocabrisk.risk.calibration import _log_error
+    from vocabrisk.risk.calibration import _best_of
 
-    predicted = head[None, :] + LANDED_GAINS[:, None] * body[None, :] - adaptation
-    return float(LANDED_GAINS[int(np.argmin(_log_error(predicted, total)))])
+    return float(LANDED_GAINS[_best_of(LANDED_GAINS, head, total, body, adaptation)])
 
 
 @contextmanager

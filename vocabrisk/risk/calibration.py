@@ -136,13 +136,18 @@ def _gain_grid(head: np.ndarray, total: np.ndarray, body: np.ndarray, adaptation
     return np.concatenate([[0.0], np.geomspace(asked.min() / GAIN_REACH, asked.max() * GAIN_REACH, GAIN_POINTS)])
 
 
+def _best_of(gains: np.ndarray, head: np.ndarray, total: np.ndarray, body: np.ndarray, adaptation: float) -> int:
+    """The index of the body gain among GAINS of least squared log error, given the fitted HEAD."""
+    predicted = head[None, :] + gains[:, None] * body[None, :] - adaptation  # (gains, probes)
+    return int(np.argmin(_log_error(predicted, total)))
+
+
 def _best_gain(head: np.ndarray, total: np.ndarray, body: np.ndarray, adaptation: float) -> float:
     """The body gain of least squared log error given the fitted HEAD: the best point of `_gain_grid`, then the
     best of a finer grid between that point's neighbours (0 stays a candidate)."""
     gains, best = _gain_grid(head, total, body, adaptation), 0.0
     for _ in range(2):
-        predicted = head[None, :] + gains[:, None] * body[None, :] - adaptation  # (gains, probes)
-        b = int(np.argmin(_log_error(predicted, total)))
+        b = _best_of(gains, head, total, body, adaptation)
         best = float(gains[b])
         if len(gains) < 3:
             break

@@ -19,7 +19,7 @@ HOW_WELL = (
     "on Python code (v6 +0.34 and +0.67; seeds agree at +0.83 and +0.84), the head's part at +0.62 and +0.76, "
     "and came within x2 after calibration (its gain then clamped at 1e5, which v8 no longer does) for 50% and 39% "
     "of corpora; its curves are within x1.5 for 2-25% of points and its replay what-if within x2 for 2 of 6 runs "
-    "(issue 30's targets: all missed on pool J; v8's test, pool K, not yet run; docs/VALIDITY.md)"
+    "(issue 30's targets: all missed on pool J; v8's test, pool K, not yet scored; docs/VALIDITY.md)"
 )
 RISK_MEANING = (
     "starved usage: prior-weighted share of output-head rows expected to drift under one-sided Adam updates "
