@@ -108,6 +108,14 @@ def jobs() -> list[dict]:
     return out
 
 
+def old_windows(loaded, docs: list[str]) -> np.ndarray:
+    """An old text as the runner reads it: v3's number of windows of the plan's length, spread over its tokens."""
+    stream = v2.encode_all(loaded, docs)
+    count = len(stream) // v3.REGIME_A.seq_len
+    picks = np.unique(np.linspace(0, count - 1, num=v3.REGIME_A.old_windows).round().astype(int))
+    return stream[: count * v3.REGIME_A.seq_len].reshape(count, v3.REGIME_A.seq_len)[picks]
+
+
 def build(
     log, recipes: dict = RECIPES, replays: dict = REPLAY, out: Path = OUT, job_list=None, heldout=HELDOUT_SOURCES
 ) -> Path:
@@ -124,10 +132,7 @@ def build(
     arrays, runs = {}, []
     olds = v3.old_texts()
     for name, docs in olds.items():
-        stream = v2.encode_all(loaded, docs)
-        count = len(stream) // v3.REGIME_A.seq_len
-        picks = np.unique(np.linspace(0, count - 1, num=v3.REGIME_A.old_windows).round().astype(int))
-        arrays[f"old/{name}"] = stream[: count * v3.REGIME_A.seq_len].reshape(count, v3.REGIME_A.seq_len)[picks]
+        arrays[f"old/{name}"] = old_windows(loaded, docs)
         data.write_jsonl(out / f"old-{name}.jsonl", docs)
     replay = sources.split("en-wikitext2")[1] + sources.split("en-wikitext2")[0][-40:]  # as v3: never in wiki:1ep
     for name, (recipe, used, epochs) in recipes.items():
