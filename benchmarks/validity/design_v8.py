@@ -50,8 +50,9 @@ def _runs(log, label: str):
     return score.Runs.v4_pool(log, label)
 
 
-def dump(log=print) -> Path:
-    """Every design case's measurements and terms, pickled: {"cases": [...], "arrays": {digest: array}}."""
+def dump(log=print, sets=SETS, cache: Path = CACHE) -> Path:
+    """Every design case's measurements and terms (of SETS, kept in CACHE), pickled: {"cases": [...], "arrays":
+    {digest: array}}."""
     from vocabrisk.risk.calibration import Calibration
     from vocabrisk.risk.summary import Summary, old_usage
 
@@ -64,7 +65,7 @@ def dump(log=print) -> Path:
         return digest
 
     cases = []
-    for label in SETS:
+    for label in sets:
         runs = _runs(log, label)
         calibrations = {old: score.calibrate(runs, old) for old in OLDS}
         for (name, plan), records in sorted(runs.measured.items()):
@@ -103,23 +104,23 @@ def dump(log=print) -> Path:
                     "old_ids": keep(profile.old_text.ids), "old_starts": keep(profile.old_text.starts),
                 })  # fmt: skip
         log(f"{label}: {sum(c['set'] == label for c in cases)} cases")
-    CACHE.mkdir(parents=True, exist_ok=True)
-    out = CACHE / "cases.pkl"
+    cache.mkdir(parents=True, exist_ok=True)
+    out = cache / "cases.pkl"
     with open(out, "wb") as handle:
         pickle.dump({"cases": cases, "arrays": arrays}, handle)
     return out
 
 
-def load() -> list[dict]:
+def load(sets=SETS, cache: Path = CACHE) -> list[dict]:
     """The dumped cases (dumping first where there is none), each with its distributions and the terms the
     forms below are made of."""
     from vocabrisk.prior.old_text import OldText
     from vocabrisk.risk.exposure import distribution
     from vocabrisk.risk.forecast import BODY_RELAXATION, ENTROPY_WEIGHT, self_alike
 
-    if not (CACHE / "cases.pkl").exists():
-        dump()
-    with open(CACHE / "cases.pkl", "rb") as handle:
+    if not (cache / "cases.pkl").exists():
+        dump(sets=sets, cache=cache)
+    with open(cache / "cases.pkl", "rb") as handle:
         stored = pickle.load(handle)
     arrays, cases, halves = stored["arrays"], stored["cases"], {}
     for c in cases:

@@ -3,7 +3,8 @@
     python benchmarks/validity/suite_v3.py && python benchmarks/validity/suite_v4.py     # the suites it copies from
     python benchmarks/validity/pools.py F && python benchmarks/validity/suite_v4_pools.py F   # and I, J, K likewise
     python benchmarks/validity/suite_old_texts.py      # -> benchmarks/.cache/forecast/old-texts/
-    python benchmarks/validity/runner.py --suite benchmarks/.cache/forecast/old-texts --out docs/validity/v9/old-texts --device cpu
+    python benchmarks/validity/runner.py --suite benchmarks/.cache/forecast/old-texts \
+        --out docs/validity/v9/old-texts --device cpu
 
 The protocol is docs/validity/v9/PROTOCOL-old-texts.md. Each run's tokens are copied from the suite that first
 held it (the same tokens, plan and seed), so its wiki and code numbers repeat a run already measured, which
