@@ -14,6 +14,7 @@ checks the runner. Only the three new old texts are new.
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -22,6 +23,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import data
 import suite_v2 as v2
 import suite_v3 as v3
 import suite_v4 as v4
@@ -60,18 +62,33 @@ ORDER = (  # (set, run): kinds interleaved, so that a sweep cut short still hold
 )
 
 
+def texts(sources) -> dict[str, list[str]]:
+    """Each old text's documents, written beside the suite as `old-NAME.jsonl` (what a scan's --reference reads),
+    and each run's text under `texts/`, copied from the suite that first held it."""
+    (OUT / "texts").mkdir(parents=True, exist_ok=True)
+    olds = {name: data.read_jsonl(FORECAST / SUITES["K"] / f"old-{name}.jsonl") for name in ("wiki", "code")}
+    olds |= {name: sources.take(sources.split(source)[1], OLD_TOKENS) for name, source in NEW_OLD.items()}
+    for name, docs in olds.items():
+        data.write_jsonl(OUT / f"old-{name}.jsonl", docs)
+    for label, name in ORDER:
+        folder = FORECAST / SUITES[label]
+        run = next(r for r in json.loads((folder / "suite.json").read_text())["runs"] if r["name"] == name)
+        shutil.copyfile(folder / "texts" / f"{run['file']}.jsonl", OUT / "texts" / f"{run['file']}.jsonl")
+    return olds
+
+
 def build(log) -> Path:
     from vocabrisk.model.loaded import load_model
 
     loaded = load_model(str(v2.smollm2_folder(log)))
-    sources = v3.Sources(loaded)
+    olds = texts(v3.Sources(loaded))
     arrays, runs = {}, []
     first = json.loads((FORECAST / SUITES["K"] / "suite.json").read_text())
     with np.load(FORECAST / SUITES["K"] / "tokens.npz") as tokens:
         for name in ("wiki", "code"):
             arrays[f"old/{name}"] = tokens[f"old/{name}"]
-    for name, source in NEW_OLD.items():
-        arrays[f"old/{name}"] = v4.old_windows(loaded, sources.take(sources.split(source)[1], OLD_TOKENS))
+    for name in NEW_OLD:
+        arrays[f"old/{name}"] = v4.old_windows(loaded, olds[name])
     for label, name in ORDER:
         folder = FORECAST / SUITES[label]
         suite = json.loads((folder / "suite.json").read_text())
@@ -82,7 +99,6 @@ def build(log) -> Path:
                 arrays[f"{run['file']}/{part}"] = tokens[f"{run['file']}/{part}"]
         runs.append({**run, "from": f"{label}:{suite['fingerprint']}"})
         log(f"{name:>28} from {label:>3} ({suite['fingerprint']}): {len(arrays[run['file'] + '/train']):>7,} tokens")
-    OUT.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(OUT / "tokens.npz", **arrays)
     suite = {
         "base": "smollm2",
