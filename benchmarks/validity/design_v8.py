@@ -54,6 +54,7 @@ def dump(log=print, sets=SETS, cache: Path = CACHE) -> Path:
     """Every design case's measurements and terms (of SETS, kept in CACHE), pickled: {"cases": [...], "arrays":
     {digest: array}}."""
     from vocabrisk.risk.calibration import Calibration
+    from vocabrisk.risk.exposure import never_seen_share
     from vocabrisk.risk.summary import Summary, old_usage
 
     arrays: dict[str, np.ndarray] = {}
@@ -94,6 +95,7 @@ def dump(log=print, sets=SETS, cache: Path = CACHE) -> Path:
                     "default_head": default.forecast.head, "body_gain": calibrations[old].body_gain,
                     "kappa": calibrations[old].kappa, "unit": f.terms.unit, "unit_curve": list(f.terms.curve),
                     "S": f.terms.starved, "B": f.terms.alike, "E": f.terms.passes, "H1": f.terms.entropy,
+                    "never_seen": never_seen_share(profile),
                     "epochs": f.epochs, "corpus_tokens": profile.total_tokens,
                     "tokens_seen": [p.step * runs.plans[plan].tokens_per_step for p in f.curve],
                     "lr": runs.plans[plan].learning_rate,

@@ -28,7 +28,6 @@ Nothing here is held out; a form taken from it needs a pool fixed before it is w
 
 from __future__ import annotations
 
-import pickle
 import sys
 from pathlib import Path
 
@@ -45,18 +44,6 @@ OUT = data.REPO / "docs" / "validity" / "v9" / "design.txt"
 SETS = ("v3", "E", "F", "G", "H", "I", "J", "K")
 POOLS = SETS[1:]
 NARROW = ("narrow:speaker-names", "narrow:foldoc-headwords", "narrow:sql-select")
-
-
-def load() -> list[dict]:
-    """design_v8's cases for v3 and pools E to K, each with its never-seen share (as
-    `vocabrisk.risk.exposure.never_seen_share` counts it: coverable rows the corpus never holds)."""
-    cases = v8.load(SETS, CACHE)
-    with open(CACHE / "cases.pkl", "rb") as handle:
-        arrays = pickle.load(handle)["arrays"]
-    for c in cases:
-        coverable, shares = arrays[c["coverable"]] > 0, arrays[c["shares"]]
-        c["never_seen"] = float(np.sum(coverable & (shares <= 0)) / max(int(coverable.sum()), 1))
-    return cases
 
 
 def pathways() -> dict:
@@ -112,7 +99,7 @@ def scored(cases: list[dict], terms: list, gains_for) -> dict[str, list[float]]:
 
 def main() -> int:
     say = Transcript()
-    cases = load()
+    cases = v8.load(SETS, CACHE)
     columns = [(s, o) for o in v8.OLDS for s in POOLS]
     counts = ", ".join(str(len(v8.candidates(cases, s, o))) for s, o in columns)
     say("# Output of benchmarks/validity/design_v9.py: design data only (v3, pools E to K: all seen)")

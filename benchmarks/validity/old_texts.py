@@ -33,13 +33,13 @@ SEEN = {  # where each set's seen runs are: the run each old-texts run repeats
 
 
 def seen_totals(suite: dict) -> dict[str, dict[str, float]]:
-    """{run: {old: total}} of the seen run (plan A, seed 0) each run of the suite repeats."""
+    """{run: {old: total}} of the seen run (plan A, seed 0) each run of the suite repeats (each log read once)."""
+    wanted = {(run["from"].split(":")[0], run["name"]) for run in suite["runs"]}
     out = {}
-    for run in suite["runs"]:
-        label = run["from"].split(":")[0]
+    for label in sorted({label for label, _ in wanted}):
         for record in score.read_log(SEEN[label]):
-            if (record["run"], record["regime"], record["seed"]) == (run["name"], "A", 0):
-                out[run["name"]] = {old: m["total"] for old, m in record["old"].items()}
+            if (label, record["run"]) in wanted and (record["regime"], record["seed"]) == ("A", 0):
+                out[record["run"]] = {old: m["total"] for old, m in record["old"].items()}
     return out
 
 

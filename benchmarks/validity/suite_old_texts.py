@@ -62,17 +62,25 @@ ORDER = (  # (set, run): kinds interleaved, so that a sweep cut short still hold
 )
 
 
-def texts(sources) -> dict[str, list[str]]:
+def seen_runs() -> list[tuple[str, Path, dict, dict]]:
+    """Each run of ORDER as the suite that first held it has it: (set, that suite's folder, suite, run)."""
+    out = []
+    for label, name in ORDER:
+        folder = FORECAST / SUITES[label]
+        suite = json.loads((folder / "suite.json").read_text())
+        out.append((label, folder, suite, next(r for r in suite["runs"] if r["name"] == name)))
+    return out
+
+
+def texts(sources, seen) -> dict[str, list[str]]:
     """Each old text's documents, written beside the suite as `old-NAME.jsonl` (what a scan's --reference reads),
-    and each run's text under `texts/`, copied from the suite that first held it."""
+    and each SEEN run's text under `texts/`, copied from the suite that first held it."""
     (OUT / "texts").mkdir(parents=True, exist_ok=True)
     olds = {name: data.read_jsonl(FORECAST / SUITES["K"] / f"old-{name}.jsonl") for name in ("wiki", "code")}
     olds |= {name: sources.take(sources.split(source)[1], OLD_TOKENS) for name, source in NEW_OLD.items()}
     for name, docs in olds.items():
         data.write_jsonl(OUT / f"old-{name}.jsonl", docs)
-    for label, name in ORDER:
-        folder = FORECAST / SUITES[label]
-        run = next(r for r in json.loads((folder / "suite.json").read_text())["runs"] if r["name"] == name)
+    for _, folder, _, run in seen:
         shutil.copyfile(folder / "texts" / f"{run['file']}.jsonl", OUT / "texts" / f"{run['file']}.jsonl")
     return olds
 
@@ -81,7 +89,8 @@ def build(log) -> Path:
     from vocabrisk.model.loaded import load_model
 
     loaded = load_model(str(v2.smollm2_folder(log)))
-    olds = texts(v3.Sources(loaded))
+    seen = seen_runs()
+    olds = texts(v3.Sources(loaded), seen)
     arrays, runs = {}, []
     first = json.loads((FORECAST / SUITES["K"] / "suite.json").read_text())
     with np.load(FORECAST / SUITES["K"] / "tokens.npz") as tokens:
@@ -89,16 +98,14 @@ def build(log) -> Path:
             arrays[f"old/{name}"] = tokens[f"old/{name}"]
     for name in NEW_OLD:
         arrays[f"old/{name}"] = v4.old_windows(loaded, olds[name])
-    for label, name in ORDER:
-        folder = FORECAST / SUITES[label]
-        suite = json.loads((folder / "suite.json").read_text())
-        run = next(r for r in suite["runs"] if r["name"] == name)
-        assert not set(run.get("sources", ())) & set(NEW_OLD.values()), name
+    for label, folder, suite, run in seen:
+        assert not set(run.get("sources", ())) & set(NEW_OLD.values()), run["name"]
         with np.load(folder / "tokens.npz") as tokens:
             for part in ("train", "heldout"):
                 arrays[f"{run['file']}/{part}"] = tokens[f"{run['file']}/{part}"]
         runs.append({**run, "from": f"{label}:{suite['fingerprint']}"})
-        log(f"{name:>28} from {label:>3} ({suite['fingerprint']}): {len(arrays[run['file'] + '/train']):>7,} tokens")
+        tokens_in = len(arrays[f"{run['file']}/train"])
+        log(f"{run['name']:>28} from {label:>3} ({suite['fingerprint']}): {tokens_in:>7,} tokens")
     np.savez_compressed(OUT / "tokens.npz", **arrays)
     suite = {
         "base": "smollm2",
