@@ -79,16 +79,18 @@ def rank(
     *,
     scan_candidate: Callable[[str], Profile] | None = None,
     budget: float | None = None,
+    old_loss: float | None = None,
 ) -> list[Ranked]:
     """Order candidate corpora by forecast forgetting, least first. Saved profiles are loaded, not rescanned.
 
     Each candidate is one corpus (a file, folder or glob) or a `Profile`. `scan_candidate`
     replaces the default `scan([candidate], model)`, e.g. to pass read options or a reference.
-    With `budget` (nats), each forecast says at which step of the plan it crosses it.
+    With `budget` (nats), each forecast says at which step of the plan it crosses it; `old_loss` is the base
+    model's mean loss on the old text (`Summary.of`).
 
     >>> ranked = rank(["sample_corpora/korean-notes.txt", "sample_corpora/"], "demo")
     >>> [(r.name, round(r.summary.forecast.total, 2)) for r in ranked]
-    [('sample_corpora/', 0.03), ('sample_corpora/korean-notes.txt', 0.45)]
+    [('sample_corpora/', 0.04), ('sample_corpora/korean-notes.txt', 0.47)]
     """
     candidates = _candidates(candidates)
     plan = plan or TrainingPlan()
@@ -106,7 +108,7 @@ def rank(
             name, profile = ", ".join(s["path"] for s in candidate.sources[:2]), candidate
         else:
             name, profile = candidate, profile_or_corpus(candidate, scan_candidate)
-        ranked.append(Ranked(name, Summary.of(profile, plan, budget=budget)))
+        ranked.append(Ranked(name, Summary.of(profile, plan, budget=budget, old_loss=old_loss)))
     for r in ranked[1:]:
         check_comparable(ranked[0].summary.profile, r.summary.profile, ranked[0].name, r.name)
     return sorted(ranked, key=lambda r: r.order)  # how well this order holds: docs/VALIDITY.md ("v3")

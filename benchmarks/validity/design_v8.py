@@ -52,7 +52,12 @@ def _runs(log, label: str):
 
 def dump(log=print, sets=SETS, cache: Path = CACHE) -> Path:
     """Every design case's measurements and terms (of SETS, kept in CACHE), pickled: {"cases": [...], "arrays":
-    {digest: array}}."""
+    {digest: array}}. The terms are v8's (`forms.as_v8`), the form these design records were made with."""
+    with forms.as_v8():
+        return _dump(log, sets, cache)
+
+
+def _dump(log, sets, cache: Path) -> Path:
     from vocabrisk.risk.calibration import Calibration
     from vocabrisk.risk.exposure import never_seen_share
     from vocabrisk.risk.summary import Summary, old_usage

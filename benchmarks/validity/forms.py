@@ -1,4 +1,7 @@
-"""The forecast's earlier forms, v4 to v7, beside the library's own (v8), for the scorer to re-score.
+"""The forecast's earlier forms, v4 to v8, beside the library's own (v9), for the scorer to re-score.
+
+v8 is v9 with the body's transfer pathway alone (x = 1 in term 6, whatever the base loss on the old text)
+and its own uncalibrated gain (`score.UNCALIBRATED_GAINS`); v7 is v8 on the gain grid it landed with.
 
 v7 reads the corpus's predictability from H₁, the entropy of its token distribution, which the counts give
 (`vocabrisk.risk.forecast`, term 6). v5 and v6 read it from H, the next-token entropy given the token before,
@@ -160,11 +163,20 @@ def _landed_gain(head: np.ndarray, total: np.ndarray, body: np.ndarray, adaptati
 
 
 @contextmanager
+def as_v8() -> Iterator[None]:
+    """The landed v8: the library's terms with the body's transfer pathway alone (v9 added the drift one)."""
+    from vocabrisk.risk import forecast
+
+    with mock.patch.object(forecast, "transfer_weight", lambda _old_loss: 1.0):
+        yield
+
+
+@contextmanager
 def as_v7() -> Iterator[None]:
-    """The landed v7: the library's terms (v8 changed none), calibrated on the gain grid it landed with."""
+    """The landed v7: v8's terms (v8 changed none), calibrated on the gain grid it landed with."""
     from vocabrisk.risk import calibration
 
-    with mock.patch.object(calibration, "_best_gain", _landed_gain):
+    with mock.patch.object(calibration, "_best_gain", _landed_gain), as_v8():
         yield
 
 
@@ -182,7 +194,7 @@ def _form(body_of, mix=None) -> Iterator[None]:
         state["profile"], state["replay"] = profile, replay
         return original(profile, risk, shares, calibration, budget, curve, replay)
 
-    def body(_cls, shares, exposure, old_usage, drive, own=1.0):
+    def body(_cls, shares, exposure, old_usage, drive, own=1.0, _transfer=1.0):  # v4-v6: transfer alone
         return body_of(state, shares, exposure, old_usage, drive, own)
 
     with mock.patch.object(summary, "_forecast", made), mock.patch.object(Body, "of", classmethod(body)), as_v7():
@@ -221,7 +233,7 @@ def as_v6() -> Iterator[None]:
         h = h_of(state["profile"])
         curve = pace * starved * similar * np.log1p(np.maximum(passes, 1.0)) * math.exp(-h)
         return ContextBody(starved, similar, float(passes[-1]), h, float(curve[-1]), tuple(curve.tolist()),
-                           _known(state["profile"]))  # fmt: skip
+                           measured=_known(state["profile"]))  # fmt: skip
 
     with _form(body):
         yield
@@ -243,7 +255,7 @@ def as_v5(entropy: bool = True) -> Iterator[None]:
         h = h_of(state["profile"]) if entropy else 0.0
         curve = pace * starved * similar * np.log1p(repeats) * math.exp(-h)
         return RepeatsBody(starved, similar, float(passes[-1]), h, float(curve[-1]), tuple(curve.tolist()),
-                           _known(state["profile"]), float(repeats[-1]))  # fmt: skip
+                           measured=_known(state["profile"]), repeats=float(repeats[-1]))  # fmt: skip
 
     with _form(body):
         yield

@@ -59,7 +59,7 @@ import suite_v4_pools as pool_recipes
 import suite_v4_replay as replay_recipe
 
 from vocabrisk.risk.calibration import DEFAULT_ADAPTATION, FORM
-from vocabrisk.risk.forecast import ENTROPY_WEIGHT
+from vocabrisk.risk.forecast import ENTROPY_WEIGHT, LIKENESS_REFERENCE
 
 V2, V3, V4 = (data.REPO / "docs" / "validity" / version for version in ("v2", "v3", "v4"))
 V3_RUNS, V4_RUNS = V3 / "smollm2-runs.jsonl", V4 / "smollm2-runs.jsonl"
@@ -291,15 +291,17 @@ def calibrate(runs: Runs, old: str):
     from vocabrisk.risk.summary import Summary
 
     probes = []
+    losses = [measured["base"] for _, measured, _ in runs.probes[old] if "base" in measured]
+    old_loss = float(np.median(losses)) if losses else None  # the base model's loss on OLD, as calibrate keeps it
     for name, measured, profile in runs.probes[old]:
-        unit = Summary.of(profile, runs.plans["A"], Calibration(kappa=1.0, body_gain=1.0))
+        unit = Summary.of(profile, runs.plans["A"], Calibration(kappa=1.0, body_gain=1.0, old_loss=old_loss))
         drive = Drive.of(profile.shares, unit.risk.exposure, unit.risk.prior, runs.plans["A"], profile.total_tokens)
 
         def curve(kappas, drive=drive, profile=profile, prior=unit.risk.prior):
             return drive.head(kappas, profile.shares > 0, profile.old_text, prior)
 
         probes.append(ProbeRun(name, measured["head_only"], measured["total"], unit.forecast.terms.unit, curve))
-    return fit(probes, adaptation=runs.adaptation)
+    return fit(probes, adaptation=runs.adaptation, old_loss=old_loss)
 
 
 @contextmanager
@@ -311,10 +313,10 @@ def linear_shift():
         yield
 
 
-UNCALIBRATED_GAINS = {"v4": 1950.0, "v5": 18810.0, "v6": 61250.0, "v7": 124100.0}  # earlier forms' gains as landed
-FORMS = {"v4": forms.as_v4, "v5": forms.as_v5, "v6": forms.as_v6, "v7": forms.as_v7}  # earlier forms, as they landed
-POOL_FORMS = {"H": ("v5", "v4"), "I": ("v6", "v5"), "J": ("v7", "v6"), "K": (FORM, "v7")}  # tested form, one beside
-TOKEN_ENTROPY_FORMS = ("v7", FORM)  # the forms whose body reads e^{-H₁/2}: their ablation takes it out
+UNCALIBRATED_GAINS = {"v4": 1950.0, "v5": 18810.0, "v6": 61250.0, "v7": 124100.0, "v8": 124100.0}  # as landed
+FORMS = {"v4": forms.as_v4, "v5": forms.as_v5, "v6": forms.as_v6, "v7": forms.as_v7, "v8": forms.as_v8}  # as landed
+POOL_FORMS = {"H": ("v5", "v4"), "I": ("v6", "v5"), "J": ("v7", "v6"), "K": ("v8", "v7"), "L": (FORM, "v8")}
+TOKEN_ENTROPY_FORMS = ("v7", "v8", FORM)  # the forms whose body reads e^{-H₁/2}: their ablation takes it out
 
 
 def v3_forecast(profile, plan, width: int) -> np.ndarray:
@@ -342,7 +344,7 @@ def ablations(
         f = forecasts[n]
         t = f.terms
         repetition = forms.repetition(form, t)
-        shape = t.unit / max(t.starved * t.alike * repetition, 1e-300)  # lr · relaxation · e^-H (e^-H₁/2 from v7)
+        shape = t.unit / max(t.starved * t.reach * repetition, 1e-300)  # lr · relaxation · e^-H (e^-H₁/2 from v7)
         with linear_shift():
             linear_head = Summary.of(runs.profiles[n, old], plan, calibration).forecast.head
         rows[n] = {
@@ -352,6 +354,11 @@ def ablations(
             "body without S (starved old share)": f.head + g * shape * t.alike * repetition - f.adaptation,
             "body without B (alike)": f.head + g * shape * t.starved * repetition - f.adaptation,
         }
+        if form == FORM:  # v9's two pathways in R: each alone
+            rows[n] |= {
+                "R as transfer alone (v8's B)": f.head + g * shape * t.starved * t.alike * repetition - f.adaptation,
+                "R as drift alone": f.head + g * shape * t.starved * LIKENESS_REFERENCE * repetition - f.adaptation,
+            }
         if form in ("v4", "v5"):
             rows[n] |= {
                 "body without R (repetition)": f.head + g * shape * t.starved * t.alike - f.adaptation,
@@ -361,14 +368,14 @@ def ablations(
             profile = runs.profiles[n, old]
             c = forms.MEASURED.collision(profile)  # v5's R: the plan's tokens times the 3-gram collision
             r = f.epochs * profile.total_tokens * c if c is not None else f.epochs
-            body = g * shape * t.starved * t.alike
+            body = g * shape * t.starved * t.reach
             rows[n] |= {
                 "body without E (passes)": f.head + body - f.adaptation,
                 "E from zero, ln(1 + E)": f.head + body * math.log1p(f.epochs) - f.adaptation,
                 "v5's 3-gram R in E's place": f.head + body * math.log1p(r) - f.adaptation,
             }
         if form in TOKEN_ENTROPY_FORMS:  # e^{-H₁/2}: left out, and v6's e^{-H} (the 2-gram entropy) in its place
-            relaxed = g * shape * math.exp(ENTROPY_WEIGHT * t.entropy) * t.starved * t.alike * repetition
+            relaxed = g * shape * math.exp(ENTROPY_WEIGHT * t.entropy) * t.starved * t.reach * repetition
             rows[n] |= {
                 "body without e^-H1/2 (token entropy)": f.head + relaxed - f.adaptation,
                 "v6's 2-gram e^-H in its place": f.head
@@ -405,13 +412,14 @@ def _score(runs: Runs, form: str) -> dict:
         calibration = calibrate(runs, old)
         if form in FORMS:  # fitted to that form's body term, inside FORMS[form]
             calibration = dataclasses.replace(calibration, form=form)
+        default = dataclasses.replace(uncalibrated, old_loss=calibration.old_loss)  # a user's --old-loss
 
         def made(name: str, plan: str, cal=calibration, old=old):
             return Summary.of(runs.profiles[name, old], runs.plans[plan], cal)
 
         measured = {key: [runs.value(n, "A", old, key) for n in names] for key in ("total", "head_only")}
         forecasts = {n: made(n, "A").forecast for n in names}
-        defaults = {n: made(n, "A", uncalibrated).forecast for n in names}
+        defaults = {n: made(n, "A", default).forecast for n in names}
         predictors = {
             f"forecast {form} (calibrated)": ([forecasts[n].total for n in names], [forecasts[n].head for n in names]),
             f"forecast {form} (uncalibrated defaults)": (

@@ -35,10 +35,12 @@ def test_calibrate_fits_the_demo_model_and_later_scans_use_it(tmp_path, monkeypa
     calibration = data["calibration"]
     assert calibration["source"] == "calibrated on 4 probe runs"
     assert calibration["kappa"] > 0 and calibration["band"] >= 1.5
+    assert 0 < calibration["old_loss"] < 20  # the demo model's loss on its old text, which weighs the body's pathways
     assert Path(data["saved"]).is_relative_to(tmp_path)
     forecast = Summary.of(scan([str(SAMPLES / "korean-notes.txt")], "demo")).to_dict()["forecast"]
     assert forecast["calibration"] == "calibrated on 4 probe runs"
     assert forecast["constants"]["kappa"] == calibration["kappa"]
+    assert forecast["constants"]["old_loss"] == calibration["old_loss"]
 
 
 def test_calibrate_without_torch_style_errors_are_actionable():

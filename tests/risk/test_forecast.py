@@ -19,7 +19,10 @@ from vocabrisk.profile.profile import Profile
 from vocabrisk.risk.calibration import Calibration, ProbeRun, fit, leave_one_out, load_calibration, save_calibration
 from vocabrisk.risk.exposure import exposure
 from vocabrisk.risk.forecast import (
+    DRIFT_FROM,
+    LIKENESS_REFERENCE,
     REPLAY_ONSET,
+    TRANSFER_UNTIL,
     Body,
     Drive,
     Replay,
@@ -30,6 +33,7 @@ from vocabrisk.risk.forecast import (
     saturate,
     self_alike,
     token_entropy,
+    transfer_weight,
 )
 from vocabrisk.risk.plan import TrainingPlan
 from vocabrisk.risk.summary import Summary
@@ -194,7 +198,8 @@ def probe_runs(truth: Calibration, cases) -> list[ProbeRun]:
 def test_fit_recovers_the_constants_that_made_the_probes():
     truth = Calibration(kappa=50.0, body_gain=3.0)
     probes = probe_runs(truth, PROBES)
-    fitted = fit(probes, fingerprint="test")
+    fitted = fit(probes, fingerprint="test", old_loss=2.7)
+    assert fitted.old_loss == 2.7  # the old text's base loss the probes' body terms were made with, kept
     assert fitted.kappa == pytest.approx(truth.kappa, rel=0.2)
     assert fitted.body_gain == pytest.approx(truth.body_gain, rel=0.2)
     assert fitted.source.startswith("calibrated")
@@ -398,3 +403,48 @@ def test_a_corpus_spread_over_more_tokens_drives_the_body_less():
     assert s_wide.entropy - s_narrow.entropy == pytest.approx(math.log(4))
     ratio = (s_wide.unit / (s_wide.starved * s_wide.alike)) / (s_narrow.unit / (s_narrow.starved * s_narrow.alike))
     assert ratio == pytest.approx(0.5)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.floats(0.0, 10.0), st.floats(0.0, 10.0))
+def test_the_transfer_weight_falls_with_the_base_loss_from_one_to_zero(a, b):
+    low, high = sorted((a, b))
+    assert 0.0 <= transfer_weight(high) <= transfer_weight(low) <= 1.0
+    assert transfer_weight(None) == transfer_weight(TRANSFER_UNTIL) == 1.0 and transfer_weight(DRIFT_FROM) == 0.0
+
+
+def test_an_unknown_base_loss_forecasts_v8s_transfer_term_and_a_high_one_the_drift_term():
+    old = two_languages()
+    usage = np.bincount(old.ids, minlength=40).astype(float)
+    corpus = shares_of([0, 1, 2, 3, 20, 21])
+    unknown = predict(corpus, old, old_usage=usage)
+    transfer = predict(corpus, old, old_usage=usage, calibration=Calibration(old_loss=TRANSFER_UNTIL - 0.5))
+    drift = predict(corpus, old, old_usage=usage, calibration=Calibration(old_loss=DRIFT_FROM + 0.5))
+    assert unknown.terms.transfer == transfer.terms.transfer == 1.0 and drift.terms.transfer == 0.0
+    assert unknown.body == transfer.body and unknown.head == drift.head  # the head does not read the old loss
+    assert math.isclose(drift.body / transfer.body, LIKENESS_REFERENCE / transfer.terms.alike, rel_tol=1e-9)
+    assert transfer.terms.reach == transfer.terms.alike and drift.terms.reach == LIKENESS_REFERENCE
+
+
+def test_the_drift_pathway_forecasts_an_unlike_corpus_that_starves_the_old_text_more_than_transfer_does():
+    old = two_languages()
+    usage = np.bincount(old.ids, minlength=40).astype(float)
+    usage_far = usage.copy()
+    usage_far[:4] = 0.0
+    far = shares_of([0, 1, 2, 3, 20, 21])
+    by_transfer = predict(far, old, old_usage=usage_far)
+    by_drift = predict(far, old, old_usage=usage_far, calibration=Calibration(old_loss=DRIFT_FROM))
+    assert by_transfer.terms.alike < LIKENESS_REFERENCE and by_drift.body > by_transfer.body
+
+
+def test_old_loss_given_to_a_summary_replaces_the_calibrations_and_every_output_says_which(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    profile = scan([str(SAMPLES / "korean-notes.txt")], "demo")
+    unknown, given_ = Summary.of(profile, GENTLE), Summary.of(profile, GENTLE, old_loss=DRIFT_FROM)
+    assert unknown.forecast.calibration.old_loss is None and "base loss on old text unknown" in unknown.forecast.text
+    data = given_.to_dict()["forecast"]
+    assert data["constants"]["old_loss"] == DRIFT_FROM and data["terms"]["transfer_weight"] == 0.0
+    assert "body 0% transfer" in given_.forecast.text
+    kept = Calibration(old_loss=2.0, source="calibrated on 4 probe runs", fingerprint="k")
+    assert Calibration.from_dict(json.loads(json.dumps(kept.to_dict()))).old_loss == 2.0
+    assert Summary.of(profile, GENTLE, kept, old_loss=3.3).forecast.calibration.old_loss == 3.3

@@ -19,6 +19,7 @@ from vocabrisk.cli.options import (
     format_option,
     gate_limit_options,
     gate_output_options,
+    old_loss_option,
     plan_options,
     report_output_options,
     scan_source_options,
@@ -69,6 +70,7 @@ def main(ctx: click.Context, debug: bool) -> None:
 @config_option()
 @click.option("--mix", multiple=True, help="A replay corpus (paths or a saved profile) for the what-if mixing advice.")
 @budget_option
+@old_loss_option
 @click.option(
     "--out",
     "-o",
@@ -80,7 +82,7 @@ def main(ctx: click.Context, debug: bool) -> None:
 @format_option
 @report_errors
 def scan_command(inputs, settings, quiet, checkpoint, resume, hf_datasets, split, plan_flags, config_file, mix, budget,
-                 out, force, output_format):  # fmt: skip
+                 old_loss, out, force, output_format):  # fmt: skip
     """Profile corpora (files, folders, globs, URLs such as s3://bucket/prefix/, or - for stdin) against
     MODEL's vocabulary and head; a saved profile is read as it was saved."""
     from vocabrisk.advice import advise
@@ -100,7 +102,7 @@ def scan_command(inputs, settings, quiet, checkpoint, resume, hf_datasets, split
     release_counters()  # counted all it will: the advice runs without the tokenizers in memory
     if out:
         profile.save(out, force=force)
-    summary = Summary.of(profile, plan, budget=budget)
+    summary = Summary.of(profile, plan, budget=budget, old_loss=old_loss)
     advice = advise(summary, replay)
     if output_format == "json":
         click.echo(json_text({**summary.to_dict(), "advice": advice.to_dict(), "saved_to": out}, indent=2))
@@ -119,9 +121,10 @@ def scan_command(inputs, settings, quiet, checkpoint, resume, hf_datasets, split
 @plan_options
 @config_option()
 @budget_option
+@old_loss_option
 @format_option
 @report_errors
-def rank_command(candidates, settings, quiet, plan_flags, config_file, budget, output_format):
+def rank_command(candidates, settings, quiet, plan_flags, config_file, budget, old_loss, output_format):
     """Order candidate corpora by the forgetting forecast for each, least first (unigram KL and the rest beside it).
 
     Each CANDIDATE is one corpus: a file, a folder, a quoted glob, or a saved profile (not rescanned).
@@ -130,7 +133,9 @@ def rank_command(candidates, settings, quiet, plan_flags, config_file, budget, o
 
     plan = training_plan(plan_flags, config_file)
     settings = replace(settings, progress=progress_bar(quiet or output_format == "json")).ready()
-    ranked = rank(list(candidates), settings.loaded, plan, scan_candidate=settings.scan, budget=budget)
+    ranked = rank(
+        list(candidates), settings.loaded, plan, scan_candidate=settings.scan, budget=budget, old_loss=old_loss
+    )
     for candidate in ranked:
         settings.check_model(candidate.summary.profile, candidate.name)
     if output_format == "json":
@@ -169,11 +174,13 @@ def diff_command(old, new, plan_flags, config_file, output_format):
 @executor_options
 @plan_options
 @gate_limit_options
+@old_loss_option
 @config_option("limits")
 @gate_output_options
 @click.pass_context
 @report_errors
-def gate_command(ctx, inputs, settings, quiet, plan_flags, config_file, out, force, output_format, reports, **limits):
+def gate_command(ctx, inputs, settings, quiet, plan_flags, old_loss, config_file, out, force, output_format, reports,
+                 **limits):  # fmt: skip
     """Fail a data pipeline whose corpus would make MODEL forget too much. Exit 0 pass, 1 breach, 2 error.
 
     INPUTS is a corpus (files, folders, globs) or one saved profile, which is not rescanned; with none,
@@ -183,7 +190,8 @@ def gate_command(ctx, inputs, settings, quiet, plan_flags, config_file, out, for
     writes the error into every --report, so that CI never shows an earlier run's result.
     """
     try:
-        _gate(ctx, inputs, settings, quiet, plan_flags, config_file, out, force, output_format, reports, limits)
+        _gate(ctx, inputs, settings, quiet, plan_flags, old_loss, config_file, out, force, output_format, reports,
+              limits)  # fmt: skip
     except click.exceptions.Exit:
         raise
     except KeyboardInterrupt:  # an earlier run's passing reports must not stand for this one
@@ -195,7 +203,8 @@ def gate_command(ctx, inputs, settings, quiet, plan_flags, config_file, out, for
         raise
 
 
-def _gate(ctx, inputs, settings, quiet, plan_flags, config_file, out, force, output_format, reports, limits) -> None:
+def _gate(ctx, inputs, settings, quiet, plan_flags, old_loss, config_file, out, force, output_format, reports,
+          limits) -> None:  # fmt: skip
     from vocabrisk.counting.executors.work import release_counters
     from vocabrisk.gate import evaluate
     from vocabrisk.profile.profile import Profile
@@ -214,7 +223,7 @@ def _gate(ctx, inputs, settings, quiet, plan_flags, config_file, out, force, out
     release_counters()
     if out:
         profile.save(out, force=force)
-    result = evaluate(Summary.of(profile, plan), gate.thresholds, baseline, inputs=inputs,
+    result = evaluate(Summary.of(profile, plan, old_loss=old_loss), gate.thresholds, baseline, inputs=inputs,
                       baseline_name=str(gate.baseline), config=str(config.path) if config.path else None)  # fmt: skip
     write_all({path: format_result(result, name) for name, path in gate.reports}, "report")
     if output_format == "text":
@@ -230,8 +239,9 @@ def _gate(ctx, inputs, settings, quiet, plan_flags, config_file, out, force, out
 @report_output_options
 @config_option()
 @budget_option
+@old_loss_option
 @report_errors
-def report_command(profiles, plan_flags, html_path, markdown_path, config_file, budget):
+def report_command(profiles, plan_flags, html_path, markdown_path, config_file, budget, old_loss):
     """Report on saved profiles: coverage by base-model usage, risk by group, top tokens, advice.
 
     Several profiles of the same model are ranked by unigram KL, least first. Save profiles with
@@ -249,7 +259,9 @@ def report_command(profiles, plan_flags, html_path, markdown_path, config_file, 
         markdown_path = "-"  # nothing named: print the report
     check_outputs(reports=[path for path in (html_path, markdown_path) if path])
     plan = training_plan(plan_flags, config_file)
-    report = build_report(rank(list(profiles), plan=plan, scan_candidate=Profile.load, budget=budget))
+    report = build_report(
+        rank(list(profiles), plan=plan, scan_candidate=Profile.load, budget=budget, old_loss=old_loss)
+    )
     asked = ((html_path, render_html), (markdown_path, render_markdown))
     files = {path: render(report) for path, render in asked if path}
     write_all({path: text for path, text in files.items() if path != "-"}, "report")  # both or neither

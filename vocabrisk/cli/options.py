@@ -180,6 +180,12 @@ budget_option = click.option(
     "--budget", type=Finite(min=0.0), metavar="NATS",
     help="The forgetting you allow, in nats: the forecast's curve says at which step of the plan it is crossed.",
 )  # fmt: skip
+old_loss_option = click.option(
+    "--old-loss", type=Finite(min=0.0), metavar="NATS",
+    help="The base model's mean loss on the old text (--reference), nats per token, as your evaluation measured "
+         "it: it weighs the forecast's two body pathways (docs/VALIDITY.md, \"v9\"). `vocabrisk calibrate` "
+         "measures and keeps it.  [default: the calibration's, else unknown: transfer alone]",
+)  # fmt: skip
 
 
 gate_limit_options = options(

@@ -31,11 +31,11 @@ from vocabrisk.storage.outputs import write_atomic
 KAPPA_PER_WIDTH = 0.22  # kappa per hidden coordinate, uncalibrated; see docs/VALIDITY.md ("v4")
 DEFAULT_WIDTH = 512  # the width assumed where a model's head is not known
 DEFAULT_BODY_GAIN = (
-    124100.0  # nats per unit of lr · (1 - e^{-Σlr/L}) · S · B · ln(1 + max(1, E)) · e^{-H₁/2}, uncalibrated (v7 design)
+    130600.0  # nats per unit of lr · (1 - e^{-Σlr/L}) · S · R · ln(1 + max(1, E)) · e^{-H₁/2}, uncalibrated (v9 design)
 )
 DEFAULT_ADAPTATION = 0.0  # nats of adaptation gain (forecast term 7) where none was measured (SmolLM2-Instruct: 0.07)
 DEFAULT_BAND = 4.0  # uncalibrated: the truth is expected within ×/÷ 4
-FORM = "v8"  # the forecast's form: a calibration fitted to another form (or to v7 on its clamped grid) is not used
+FORM = "v9"  # the forecast's form: a calibration fitted to another form (or to v7 on its clamped grid) is not used
 CALIBRATED_BAND_FLOOR = 1.5
 
 
@@ -43,13 +43,15 @@ CALIBRATED_BAND_FLOOR = 1.5
 class Calibration:
     """Per-base-model constants of the forecast, measured by `vocabrisk calibrate` or defaulted.
 
-    `kappa` None means the width rule, `KAPPA_PER_WIDTH` × the head's width.
+    `kappa` None means the width rule, `KAPPA_PER_WIDTH` × the head's width. `old_loss` is the base model's
+    mean loss on the old text, nats per token: it weighs the body's two pathways (`forecast.transfer_weight`).
     """
 
     kappa: float | None = None
     body_gain: float = DEFAULT_BODY_GAIN
     adaptation: float = DEFAULT_ADAPTATION
     band: float = DEFAULT_BAND  # multiplicative: the forecast's band is [value / band, value · band]
+    old_loss: float | None = None  # measured by `calibrate` on its old text, or given with --old-loss
     source: str = "default"
     fingerprint: str | None = None
     probes: list[dict] = field(default_factory=list)
@@ -157,10 +159,14 @@ def _best_gain(head: np.ndarray, total: np.ndarray, body: np.ndarray, adaptation
 
 
 def fit(
-    probes: Sequence[ProbeRun], fingerprint: str | None = None, adaptation: float = DEFAULT_ADAPTATION
+    probes: Sequence[ProbeRun],
+    fingerprint: str | None = None,
+    adaptation: float = DEFAULT_ADAPTATION,
+    old_loss: float | None = None,
 ) -> Calibration:
     """The calibration that best explains the probes (see the module docstring), with ADAPTATION fixed:
-    probes measured at one step of one plan cannot tell it from the body's gain."""
+    probes measured at one step of one plan cannot tell it from the body's gain. OLD_LOSS, the base model's
+    loss on the probes' old text, is kept with it (the probes' body terms must have been made with it)."""
     if len(probes) < 2:
         raise ValueError("calibration needs at least two probe runs")
     head = np.array([p.head for p in probes])
@@ -178,6 +184,7 @@ def fit(
         body_gain=gain,
         adaptation=adaptation,
         band=band,
+        old_loss=old_loss,
         source=f"calibrated on {len(probes)} probe runs",
         fingerprint=fingerprint,
         probes=[
@@ -193,7 +200,9 @@ def fit(
     )
 
 
-def leave_one_out(probes: Sequence[ProbeRun], adaptation: float = DEFAULT_ADAPTATION) -> dict | None:
+def leave_one_out(
+    probes: Sequence[ProbeRun], adaptation: float = DEFAULT_ADAPTATION, old_loss: float | None = None
+) -> dict | None:
     """Each source's probe runs forecast by the constants fitted on the other sources' runs: how well a
     calibration ranks and sizes forgetting on text it has not seen. None with fewer than 3 sources."""
     sources = sorted({p.source or p.name for p in probes})
@@ -204,7 +213,7 @@ def leave_one_out(probes: Sequence[ProbeRun], adaptation: float = DEFAULT_ADAPTA
         rest = [p for p in probes if (p.source or p.name) != source]
         if len(rest) < 2:
             return None
-        fitted = fit(rest, adaptation=adaptation)
+        fitted = fit(rest, adaptation=adaptation, old_loss=old_loss)
         for p in probes:
             if (p.source or p.name) == source:
                 predicted.append(p.forecast(fitted))

@@ -33,14 +33,24 @@ A model of the mechanism, each step a term that the ablation in docs/VALIDITY.md
 6. **The body** (the rest of the network) forgets most of the total on a real model, and mostly at
    the same old positions: those whose next token the corpus starves. It learns that those tokens
    do not occur in text like the corpus's, and applies that to old contexts as far as they look
-   alike. Its term is `body_gain · lr · (1 - e^{-Σ lr / BODY_RELAXATION}) · S · B · ln(1 + max(1, E)) · e^{-H₁/2}`:
+   alike. Its term is `body_gain · lr · (1 - e^{-Σ lr / BODY_RELAXATION}) · S · R · ln(1 + max(1, E)) · e^{-H₁/2}`:
    the body relaxes toward the corpus's optimum at a pace set by the summed learning rate, and the
    loss it adds there is proportional to the learning rate (the stationary excess of a noisy
    optimizer: a run at three times the rate forgets about three times more once relaxed, which a
    term in Σ lr alone cannot say; docs/VALIDITY.md "v4"). lr is the mean rate so far. S, the share of old-text tokens
-   whose rows the plan starves (`Σ q_j a_j`, q the old text's token distribution); B, how alike
-   the corpus and the old text are (the Bhattacharyya coefficient `Σ √(p_j q_j)` of their token
-   distributions); E, the plan's passes over the corpus so far (tokens trained on / corpus tokens):
+   whose rows the plan starves (`Σ q_j a_j`, q the old text's token distribution); R, how far the
+   corpus's lessons reach the old text (v9): `R = x·B + (1 - x)·LIKENESS_REFERENCE`, two pathways
+   added. Transfer, B: how alike the corpus and the old text are (the Bhattacharyya coefficient
+   `Σ √(p_j q_j)` of their token distributions); a text the base model predicts well rests on specific
+   features that a corpus overwrites only where its contexts resemble the old text's. Drift, a
+   constant: a text the model predicts badly rests on its broad next-token distribution, which any
+   corpus that starves its tokens pulls away, however unlike it is. The weight x is set by the base
+   model's mean loss L on the old text (`transfer_weight`): 1 up to TRANSFER_UNTIL nats, 0 from
+   DRIFT_FROM, linear between; where L is not known (neither `calibrate` nor `--old-loss` gave it)
+   x is 1, v8's S·B. LIKENESS_REFERENCE is the design corpora's median B, so that a corpus of
+   typical likeness keeps its term whatever x. On five old texts measured with the same 16 corpora,
+   the base loss ordered how far forgetting follows B rather than coverage exactly; the ramp was chosen
+   on them (docs/validity/v9/form.txt); E, the plan's passes over the corpus so far (tokens trained on / corpus tokens):
    each pass past the first shows the network the same contexts again and their pushes add up, while
    less than one pass of a large corpus forgets as one pass of it does (v6: design sources cut at a
    fifth of an epoch and at one forgot alike, and ten passes forgot 2.4 to 7.5 times one;
@@ -76,9 +86,10 @@ The forecast is a curve over the plan (`Forecast.curve`): every term at each che
 its last point.
 
 Where each of these came from, and what the ablation on the design runs kept: docs/VALIDITY.md
-("v3" to "v8"). v8 has v7's terms: its design pass (on v3 and pools E to J) found no body term that ranks
+("v3" to "v9"). v8 has v7's terms: its design pass (on v3 and pools E to J) found no body term that ranks
 both old texts better, and a calibrated gain no longer stops at the end of a fixed grid
-(`risk.calibration`).
+(`risk.calibration`). v9 adds the drift pathway of term 6, weighted by the base model's loss on the old
+text; designed on seen runs only (v3, pools E to K, five old texts), its held-out test is pool L.
 
 Without calibration the documented defaults below apply and the band is wider.
 """
@@ -103,6 +114,17 @@ BODY_RELAXATION = 0.011  # Σ lr over which the body relaxes by 1/e; fitted on t
 ADAPTATION_PACE = 1.5e-4  # Σ lr over which adaptation to plain text reaches 1 - 1/e; v4 design curves
 REPLAY_ONSET = 0.03  # replay share at which its protection reaches 1 - 1/e of its coverage; 13 measured replay runs
 ENTROPY_WEIGHT = 0.5  # the body's e^{-ENTROPY_WEIGHT · H₁}: one over the square root of the corpus's token perplexity
+LIKENESS_REFERENCE = 0.3  # the drift pathway's stand-in for B: the v9 design corpora's median B (0.307, 0.316)
+TRANSFER_UNTIL = 3.00  # nats: up to this base loss on the old text the body forgets by transfer alone (v9 design)
+DRIFT_FROM = 3.55  # nats: from this base loss on, by drift alone (v9 design, docs/validity/v9/form.txt)
+
+
+def transfer_weight(old_loss: float | None) -> float:
+    """x of term 6: the transfer pathway's weight for an old text on which the base model's mean loss is
+    OLD_LOSS nats per token; 1 (transfer alone, v8's term) where it is not known."""
+    if old_loss is None:
+        return 1.0
+    return min(1.0, max(0.0, (DRIFT_FROM - old_loss) / (DRIFT_FROM - TRANSFER_UNTIL)))
 
 
 def checkpoints(steps: int) -> tuple[int, ...]:
@@ -137,15 +159,22 @@ class Body:
     alike: float  # B: Bhattacharyya coefficient of the corpus's and the old text's token distributions
     passes: float  # E: the plan's passes over the corpus by its last step (its implied epochs)
     entropy: float  # H₁: the entropy of the corpus's token distribution, nats
-    unit: float  # at the plan's last step: lr · (1 - e^{-Σlr/BODY_RELAXATION}) · S · B · ln(1 + max(1, E)) · e^{-H₁/2}
+    unit: float  # at the plan's last step: lr · (1 - e^{-Σlr/BODY_RELAXATION}) · S · R · ln(1 + max(1, E)) · e^{-H₁/2}
     curve: tuple[float, ...] = ()  # the term at each of the drive's checkpoints
+    transfer: float = 1.0  # x: the transfer pathway's weight in R (`transfer_weight`)
+
+    @property
+    def reach(self) -> float:
+        return reach(self.alike, self.transfer)
 
     @classmethod
     def of(
-        cls, shares: np.ndarray, exposure: np.ndarray, old_usage: np.ndarray, drive: Drive, own: float = 1.0
-    ) -> Body:
+        cls, shares: np.ndarray, exposure: np.ndarray, old_usage: np.ndarray, drive: Drive, own: float = 1.0,
+        transfer: float = 1.0,
+    ) -> Body:  # fmt: skip
         """The term for a corpus with these token SHARES and EXPOSURE, taking OWN of the plan's tokens (less
-        than 1 where a what-if mixes replay in: its passes over the corpus are fewer)."""
+        than 1 where a what-if mixes replay in: its passes over the corpus are fewer), with the transfer
+        pathway's weight TRANSFER."""
         shares, old_usage = np.asarray(shares, dtype=np.float64), np.asarray(old_usage, dtype=np.float64)
         q = distribution(old_usage)
         starved = float(np.dot(q, exposure))
@@ -155,12 +184,19 @@ class Body:
         h = token_entropy(shares)
         lr_sums, steps = np.asarray(drive.lr_sums), np.asarray(drive.steps, dtype=np.float64)
         pace = (lr_sums / steps) * -np.expm1(-lr_sums / BODY_RELAXATION)
-        curve = pace * starved * similar * np.log1p(np.maximum(passes, 1.0)) * math.exp(-ENTROPY_WEIGHT * h)
-        return cls(starved, similar, float(passes[-1]), h, float(curve[-1]), tuple(curve.tolist()))
+        repeated = np.log1p(np.maximum(passes, 1.0))
+        curve = pace * starved * reach(similar, transfer) * repeated * math.exp(-ENTROPY_WEIGHT * h)
+        return cls(starved, similar, float(passes[-1]), h, float(curve[-1]), tuple(curve.tolist()), transfer)
 
     def to_dict(self) -> dict:
-        return {"starved_old_share": self.starved, "alike": self.alike, "passes": self.passes,
-                "token_entropy": self.entropy}  # fmt: skip
+        return {"starved_old_share": self.starved, "alike": self.alike, "transfer_weight": self.transfer,
+                "reach": self.reach, "passes": self.passes, "token_entropy": self.entropy}  # fmt: skip
+
+
+def reach(alike: float, transfer: float) -> float:
+    """R of term 6: how far a corpus's lessons reach the old text, the transfer (B, ALIKE) and drift pathways
+    added with weights TRANSFER and 1 - TRANSFER."""
+    return transfer * alike + (1.0 - transfer) * LIKENESS_REFERENCE
 
 
 def token_entropy(shares: np.ndarray) -> float:
@@ -277,6 +313,10 @@ class Forecast:
     def basis(self) -> str:
         """What the forecast stands on, in words: its constants, and what it lacked."""
         parts = [f"{self.calibration.source} constants" if self.calibration.calibrated else "uncalibrated defaults"]
+        if self.old_text:
+            loss = self.calibration.old_loss
+            parts.append("base loss on old text unknown: body by transfer" if loss is None else
+                         f"base loss on old text {loss:.2f} nats: body {self.terms.transfer:.0%} transfer")  # fmt: skip
         if not self.old_text:
             parts.append("no old text (not local)")
         return ", ".join(parts)
@@ -339,6 +379,7 @@ class Forecast:
                 "kappa": self.kappa,
                 "body_gain": self.calibration.body_gain,
                 "adaptation": self.calibration.adaptation,
+                "old_loss": self.calibration.old_loss,
             },
             "terms": self.terms.to_dict(),
             **({"replay": self.replay.to_dict()} if self.replay else {}),
@@ -497,7 +538,8 @@ def forecast(
     heads = drive.head_curve(kappa, contained, old, prior)
     driver = (shares, exposure) if replay is None else (replay.shares, replay.exposure)
     own = 1.0 if replay is None else 1.0 - replay.share
-    terms = Body.of(*driver, prior if old_usage is None else old_usage, drive, own)
+    usage = prior if old_usage is None else old_usage
+    terms = Body.of(*driver, usage, drive, own, transfer_weight(calibration.old_loss))
     kept = 1.0 if replay is None else replay.protection
     bodies = calibration.body_gain * kept * np.asarray(terms.curve)
     adapted = drive.adaptation(calibration.adaptation)

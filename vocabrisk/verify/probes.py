@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from vocabrisk.corpus import ReadOptions
@@ -74,7 +75,7 @@ def calibrate(
     reference = reference or [str(loaded.bundled_reference)]
     base = load_causal_lm(loaded, config.device)
     plan = config.plan
-    runs, measured = [], []
+    runs, measured, old_losses = [], [], []
     with tempfile.TemporaryDirectory(prefix="vocabrisk-calibrate-") as tmp:
         for path in probes:
             streams = load_streams(loaded, [path], reference, ReadOptions(), policy, 0.1, config.seq_len + 1)
@@ -82,6 +83,8 @@ def calibrate(
             base_matrix = output_matrix(base)
             base_hidden = final_hidden(base, old, config.device, config.bf16)
             base_loss = matrix_loss(base_hidden, base_matrix, old, config.device)
+            old_losses.append(base_loss)
+            unmeasured = Calibration(old_loss=base_loss)  # the body's pathways weighed by this old text's loss
             texts = read_documents([path], ReadOptions())
             for part, share in (("whole", 1), ("quarter", QUARTER)):
                 train = streams.train[: len(streams.train) // share]
@@ -98,7 +101,7 @@ def calibrate(
                 corpus = Path(tmp) / f"probe-{len(runs)}.jsonl"
                 corpus.write_text("".join(json.dumps({"text": t}) + "\n" for t in kept), encoding="utf-8")
                 profile = scan([str(corpus)], loaded, reference=reference, policy=policy)
-                summary = Summary.of(profile, plan, Calibration())
+                summary = Summary.of(profile, plan, unmeasured)
                 risk = summary.risk
                 name = f"{Path(path).name} ({part})"
 
@@ -119,5 +122,8 @@ def calibrate(
     if len(measured) < 2:
         raise InputError("the probes were too small to train on", hint="give larger probe corpora")
     key = model_key(loaded.metadata(), {"fingerprint": loaded.vocab.fingerprint})
-    fitted = replace(fit(measured), fingerprint=key, left_out=leave_one_out(measured))
+    old_loss = float(np.median(old_losses))
+    fitted = replace(
+        fit(measured, old_loss=old_loss), fingerprint=key, left_out=leave_one_out(measured, old_loss=old_loss)
+    )
     return CalibrationResult(fitted, save_calibration(fitted) if save else None, runs)
