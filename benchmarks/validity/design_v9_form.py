@@ -61,7 +61,6 @@ Nothing here is held out: all of it is design data. Pool L (docs/validity/v4/PRO
 
 from __future__ import annotations
 
-import json
 import math
 import pickle
 import sys
@@ -75,14 +74,12 @@ import data
 import design_v8 as v8
 import design_v9
 import forms
+import old_texts
 import score
-import suite_old_texts as suite_recipe
-import suite_v2 as v2
 from design import Transcript, spearman
 
 OUT = data.REPO / "docs" / "validity" / "v9" / "form.txt"
 OLD_CASES = design_v9.CACHE / "old-text-cases.pkl"
-RUNS = data.REPO / "docs" / "validity" / "v9" / "old-texts" / "smollm2-runs.jsonl"
 GRID = tuple(i / 8 for i in range(9))
 LOSS_GRID = tuple(round(1.5 + 0.05 * i, 2) for i in range(71))
 
@@ -102,12 +99,7 @@ def _old_text_cases(log) -> list[dict]:
     from vocabrisk.risk.forecast import BODY_RELAXATION, ENTROPY_WEIGHT
     from vocabrisk.risk.summary import Summary
 
-    suite = json.loads((suite_recipe.OUT / "suite.json").read_text())
-    records = list(score.read_log(RUNS))
-    probes = [r for r in records if r["role"] == "probe"]
-    keep = lambda r: r["role"] != "probe"  # noqa: E731
-    runs = score.Runs(log, suite_recipe.OUT, suite, records, keep, source=RUNS, model=str(v2.smollm2_gguf()),
-                      split="every", probes=(probes, suite_recipe.OUT, suite))  # fmt: skip
+    suite, records, runs = old_texts.five_old_texts(log)
     cases = []
     for old in suite["old"]:
         calibration = score.calibrate(runs, old)

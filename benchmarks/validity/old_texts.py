@@ -60,17 +60,24 @@ def old_properties(profile, prior: np.ndarray) -> dict[str, float]:
     }
 
 
+def five_old_texts(log=print) -> tuple[dict, list[dict], score.Runs]:
+    """The five-old-text suite, its run records, and its runs as the scorer reads them (the probes apart)."""
+    suite = json.loads((suite_recipe.OUT / "suite.json").read_text())
+    records = list(score.read_log(RUNS))
+    probes = [r for r in records if r["role"] == "probe"]
+    candidate = lambda r: r["role"] != "probe"  # noqa: E731
+    runs = score.Runs(log, suite_recipe.OUT, suite, records, candidate, source=RUNS, model=str(v2.smollm2_gguf()),
+                      split="every", probes=(probes, suite_recipe.OUT, suite))  # fmt: skip
+    return suite, records, runs
+
+
 def main() -> int:
     from vocabrisk.risk.exposure import never_seen_share
     from vocabrisk.risk.summary import Summary
 
     say = Transcript()
-    suite = json.loads((suite_recipe.OUT / "suite.json").read_text())
-    records = list(score.read_log(RUNS))
+    suite, records, runs = five_old_texts()
     probes = [r for r in records if r["role"] == "probe"]
-    candidate = lambda r: r["role"] != "probe"  # noqa: E731
-    runs = score.Runs(print, suite_recipe.OUT, suite, records, candidate, source=RUNS, model=str(v2.smollm2_gguf()),
-                      split="every", probes=(probes, suite_recipe.OUT, suite))  # fmt: skip
     olds = suite["old"]
     say("# Output of benchmarks/validity/old_texts.py: design data (docs/validity/v9/PROTOCOL-old-texts.md)")
     say(f"{len(records)} runs measured ({len(probes)} probes); plan A, seed 0; old texts: {', '.join(olds)}")
