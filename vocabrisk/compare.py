@@ -79,14 +79,14 @@ def rank(
     *,
     scan_candidate: Callable[[str], Profile] | None = None,
     budget: float | None = None,
-    old_loss: float | None = None,
+    old_loss: float | Callable[[Profile], float] | None = None,
 ) -> list[Ranked]:
     """Order candidate corpora by forecast forgetting, least first. Saved profiles are loaded, not rescanned.
 
     Each candidate is one corpus (a file, folder or glob) or a `Profile`. `scan_candidate`
     replaces the default `scan([candidate], model)`, e.g. to pass read options or a reference.
     With `budget` (nats), each forecast says at which step of the plan it crosses it; `old_loss` is the base
-    model's mean loss on the old text (`Summary.of`).
+    model's mean loss on the old text, or what measures it from a profile (`Summary.of`).
 
     >>> ranked = rank(["sample_corpora/korean-notes.txt", "sample_corpora/"], "demo")
     >>> [(r.name, round(r.summary.forecast.total, 2)) for r in ranked]

@@ -40,6 +40,7 @@ from vocabrisk.cli.output import (
     stderr_console,
     stop_on_sigterm,
 )
+from vocabrisk.cli.settings import old_loss_of
 from vocabrisk.corpus.hf_stream import input_for
 from vocabrisk.storage.outputs import json_text
 
@@ -102,7 +103,7 @@ def scan_command(inputs, settings, quiet, checkpoint, resume, hf_datasets, split
     release_counters()  # counted all it will: the advice runs without the tokenizers in memory
     if out:
         profile.save(out, force=force)
-    summary = Summary.of(profile, plan, budget=budget, old_loss=old_loss)
+    summary = Summary.of(profile, plan, budget=budget, old_loss=old_loss_of(old_loss, settings))
     advice = advise(summary, replay)
     if output_format == "json":
         click.echo(json_text({**summary.to_dict(), "advice": advice.to_dict(), "saved_to": out}, indent=2))
@@ -133,6 +134,7 @@ def rank_command(candidates, settings, quiet, plan_flags, config_file, budget, o
 
     plan = training_plan(plan_flags, config_file)
     settings = replace(settings, progress=progress_bar(quiet or output_format == "json")).ready()
+    old_loss = old_loss_of(old_loss, settings)
     ranked = rank(
         list(candidates), settings.loaded, plan, scan_candidate=settings.scan, budget=budget, old_loss=old_loss
     )
@@ -223,8 +225,9 @@ def _gate(ctx, inputs, settings, quiet, plan_flags, old_loss, config_file, out, 
     release_counters()
     if out:
         profile.save(out, force=force)
-    result = evaluate(Summary.of(profile, plan, old_loss=old_loss), gate.thresholds, baseline, inputs=inputs,
-                      baseline_name=str(gate.baseline), config=str(config.path) if config.path else None)  # fmt: skip
+    summary = Summary.of(profile, plan, old_loss=old_loss_of(old_loss, settings))
+    result = evaluate(summary, gate.thresholds, baseline, inputs=inputs, baseline_name=str(gate.baseline),
+                      config=str(config.path) if config.path else None)  # fmt: skip
     write_all({path: format_result(result, name) for name, path in gate.reports}, "report")
     if output_format == "text":
         render_text(result, report_console())
@@ -255,6 +258,8 @@ def report_command(profiles, plan_flags, html_path, markdown_path, config_file, 
     from vocabrisk.report.markdown import render_markdown
     from vocabrisk.storage.outputs import write_all
 
+    if old_loss == "measure":
+        raise click.UsageError("--old-loss measure needs the model, which report does not load: give NATS")
     if not html_path and not markdown_path:
         markdown_path = "-"  # nothing named: print the report
     check_outputs(reports=[path for path in (html_path, markdown_path) if path])

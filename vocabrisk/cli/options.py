@@ -180,11 +180,24 @@ budget_option = click.option(
     "--budget", type=Finite(min=0.0), metavar="NATS",
     help="The forgetting you allow, in nats: the forecast's curve says at which step of the plan it is crossed.",
 )  # fmt: skip
+
+
+class OldLoss(Finite):
+    """--old-loss: nats, or `measure`."""
+
+    name = "nats|measure"
+
+    def convert(self, value, param, ctx):
+        return value if value == "measure" else super().convert(value, param, ctx)
+
+
 old_loss_option = click.option(
-    "--old-loss", type=Finite(min=0.0), metavar="NATS",
-    help="The base model's mean loss on the old text (--reference), nats per token, as your evaluation measured "
-         "it: it weighs the forecast's two body pathways (docs/VALIDITY.md, \"v9\"). `vocabrisk calibrate` "
-         "measures and keeps it.  [default: the calibration's, else unknown: transfer alone]",
+    "--old-loss", type=OldLoss(min=0.0), metavar="NATS|measure",
+    help="The base model's mean loss on the old text (--reference), nats per token over windows of 256 tokens "
+         "(a longer context reads lower): it weighs the forecast's two body pathways (docs/VALIDITY.md, \"v9\"). "
+         "`measure`: one forward pass of the model here (pip install 'vocabrisk[verify]'), kept for later runs; "
+         "`vocabrisk calibrate` measures and keeps it too.  [default: the calibration's, else unknown: transfer "
+         "alone]",
 )  # fmt: skip
 
 

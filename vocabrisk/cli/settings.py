@@ -184,3 +184,27 @@ def _same_model(stated: str, counted: str) -> bool:
         return os.path.samefile(stated, counted)
     except OSError:
         return False
+
+
+def old_loss_of(value: float | str | None, settings: ScanSettings) -> float | Callable[[Profile], float] | None:
+    """--old-loss as the forecast takes it: NATS or None as given; for `measure`, the base model's loss on each
+    profile's old text (`vocabrisk.verify.old_loss`: torch, one forward pass, kept per model and old text)."""
+    if value != "measure":
+        return value
+
+    def measured(profile: Profile) -> float:
+        if profile.old_text is None or not len(profile.old_text.ids):
+            raise InputError(
+                "--old-loss measure: the profile holds no old text to measure the base model's loss on",
+                hint="give --reference with text in the base model's own distribution, or --old-loss NATS",
+            )
+        try:
+            from vocabrisk.verify.old_loss import measure_old_loss
+        except ImportError as exc:
+            raise InputError(
+                f"--old-loss measure runs the model, which needs torch ({exc})",
+                hint="pip install 'vocabrisk[verify]', or give the loss as --old-loss NATS",
+            ) from exc
+        return measure_old_loss(settings.loaded, profile.old_text)
+
+    return measured

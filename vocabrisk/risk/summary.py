@@ -11,6 +11,7 @@ is, so the numbers are the same to the last bit whichever way the rows are group
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -137,11 +138,12 @@ class Summary:
     @classmethod
     def of(
         cls, profile: Profile, plan: TrainingPlan | None = None, calibration: Calibration | None = None,
-        budget: float | None = None, old_loss: float | None = None,
+        budget: float | None = None, old_loss: float | Callable[[Profile], float] | None = None,
     ) -> Summary:  # fmt: skip
         """The risk and the forecast of a profile under a plan; the model's saved calibration by default.
         With BUDGET (nats), the forecast says at which step of the plan it is crossed. OLD_LOSS, the base
-        model's mean loss on the old text in nats per token, replaces the calibration's (forecast term 6)."""
+        model's mean loss on the old text in nats per token (or what measures it from the profile), replaces
+        the calibration's (forecast term 6)."""
         if plan is not None and not isinstance(plan, TrainingPlan):
             raise TypeError(
                 f"Summary.of: plan must be a TrainingPlan, not {type(plan).__name__} {plan!r}; "
@@ -150,6 +152,8 @@ class Summary:
         plan = plan or TrainingPlan()
         risk = assess(profile, plan)
         calibration = calibration or load_calibration(profile.calibration_key)
+        if callable(old_loss):
+            old_loss = old_loss(profile)
         if old_loss is not None:
             calibration = replace(calibration, old_loss=float(old_loss))
         return cls(profile, risk, _forecast(profile, risk, profile.shares, calibration, budget))

@@ -17,7 +17,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from vocabrisk.corpus import ReadOptions
@@ -32,6 +31,7 @@ from vocabrisk.risk.plan import TrainingPlan
 from vocabrisk.risk.summary import Summary
 from vocabrisk.verify.data import load_streams, read_documents, windows
 from vocabrisk.verify.measure import final_hidden, matrix_loss, output_matrix
+from vocabrisk.verify.old_loss import loss_on
 from vocabrisk.verify.run import load_causal_lm
 from vocabrisk.verify.train import TrainConfig, finetune
 
@@ -75,16 +75,17 @@ def calibrate(
     reference = reference or [str(loaded.bundled_reference)]
     base = load_causal_lm(loaded, config.device)
     plan = config.plan
-    runs, measured, old_losses = [], [], []
+    runs, measured, old_loss = [], [], None
     with tempfile.TemporaryDirectory(prefix="vocabrisk-calibrate-") as tmp:
         for path in probes:
             streams = load_streams(loaded, [path], reference, ReadOptions(), policy, 0.1, config.seq_len + 1)
+            if old_loss is None:  # the base model's loss on the old text weighs the body's pathways (term 6)
+                old_loss = loss_on(base, streams.reference, config.device, config.bf16)
             old = windows(streams.reference, config.seq_len, eval_windows)
             base_matrix = output_matrix(base)
             base_hidden = final_hidden(base, old, config.device, config.bf16)
             base_loss = matrix_loss(base_hidden, base_matrix, old, config.device)
-            old_losses.append(base_loss)
-            unmeasured = Calibration(old_loss=base_loss)  # the body's pathways weighed by this old text's loss
+            unmeasured = Calibration(old_loss=old_loss)
             texts = read_documents([path], ReadOptions())
             for part, share in (("whole", 1), ("quarter", QUARTER)):
                 train = streams.train[: len(streams.train) // share]
@@ -122,7 +123,6 @@ def calibrate(
     if len(measured) < 2:
         raise InputError("the probes were too small to train on", hint="give larger probe corpora")
     key = model_key(loaded.metadata(), {"fingerprint": loaded.vocab.fingerprint})
-    old_loss = float(np.median(old_losses))
     fitted = replace(
         fit(measured, old_loss=old_loss), fingerprint=key, left_out=leave_one_out(measured, old_loss=old_loss)
     )
