@@ -45,12 +45,15 @@ A model of the mechanism, each step a term that the ablation in docs/VALIDITY.md
    features that a corpus overwrites only where its contexts resemble the old text's. Drift, a
    constant: a text the model predicts badly rests on its broad next-token distribution, which any
    corpus that starves its tokens pulls away, however unlike it is. The weight x is set by the base
-   model's mean loss L on the old text (`transfer_weight`): 1 up to TRANSFER_UNTIL nats, 0 from
-   DRIFT_FROM, linear between; where L is not known (neither `calibrate` nor `--old-loss` gave it)
-   x is 1, v8's S·B. LIKENESS_REFERENCE is the design corpora's median B, so that a corpus of
-   typical likeness keeps its term whatever x. On five old texts measured with the same 16 corpora,
-   the base loss ordered how far forgetting follows B rather than coverage exactly; the ramp was chosen
-   on them (docs/validity/v9/form.txt); E, the plan's passes over the corpus so far (tokens trained on / corpus tokens):
+   model's mean loss L on the old text over 256-token windows (`transfer_weight`,
+   `vocabrisk.verify.old_loss`): 1 up to TRANSFER_UNTIL nats, 0 from DRIFT_FROM, linear between; where
+   L is not known (neither `calibrate` nor `--old-loss` gave it) x is 1, v8's S·B. LIKENESS_REFERENCE
+   is the design corpora's median B, so that a corpus of typical likeness keeps its term whatever x.
+   On five old texts measured with the same 16 corpora, the base loss ordered exactly how far the
+   measured forgetting follows B rather than the never-seen share; the weights that rank best inside
+   the forecast follow it only roughly, and the ramp was chosen by rank on them, after a rule fixed
+   first had failed (docs/validity/v9/form.txt); E, the plan's passes over the corpus so far (tokens
+   trained on / corpus tokens):
    each pass past the first shows the network the same contexts again and their pushes add up, while
    less than one pass of a large corpus forgets as one pass of it does (v6: design sources cut at a
    fifth of an epoch and at one forgot alike, and ten passes forgot 2.4 to 7.5 times one;
