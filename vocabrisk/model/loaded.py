@@ -14,6 +14,7 @@ from pathlib import Path
 from vocabrisk.errors import ModelError
 from vocabrisk.model.facts import VocabularyFacts, load_facts
 from vocabrisk.model.head import HeadInfo, is_encoder, locate_head
+from vocabrisk.model.identity import model_key
 from vocabrisk.model.resolve import ModelFiles, resolve_model
 from vocabrisk.model.tokenizer import preload_tokenizer
 
@@ -77,6 +78,11 @@ class LoadedModel:
             return {}
         rows, size = self.head.rows, self.vocab.size
         return {"head_rows_without_token": max(rows - size, 0), "tokens_without_head_row": max(size - rows, 0)}
+
+    @property
+    def calibration_key(self) -> str:
+        """The key this model's saved calibration and measured old-text losses are kept under."""
+        return model_key(self.metadata(), {"fingerprint": self.vocab.fingerprint})
 
     def metadata(self) -> dict:
         """What a profile records about the model (`Profile.model`); the head stays a HeadInfo until saved."""

@@ -22,7 +22,6 @@ import torch
 from vocabrisk.corpus import ReadOptions
 from vocabrisk.counting import SpecialTokenPolicy
 from vocabrisk.errors import InputError
-from vocabrisk.model.identity import model_key
 from vocabrisk.model.loaded import LoadedModel, load_model
 from vocabrisk.profile.scan import scan
 from vocabrisk.risk.calibration import Calibration, ProbeRun, fit, leave_one_out, save_calibration
@@ -122,8 +121,9 @@ def calibrate(
                 del tuned
     if len(measured) < 2:
         raise InputError("the probes were too small to train on", hint="give larger probe corpora")
-    key = model_key(loaded.metadata(), {"fingerprint": loaded.vocab.fingerprint})
     fitted = replace(
-        fit(measured, old_loss=old_loss), fingerprint=key, left_out=leave_one_out(measured, old_loss=old_loss)
+        fit(measured, old_loss=old_loss),
+        fingerprint=loaded.calibration_key,
+        left_out=leave_one_out(measured, old_loss=old_loss),
     )
     return CalibrationResult(fitted, save_calibration(fitted) if save else None, runs)
