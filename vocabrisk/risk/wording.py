@@ -14,15 +14,13 @@ if TYPE_CHECKING:
     from vocabrisk.profile.profile import Profile
 
 HOW_WELL = (
-    "v8 (v9's forecast where the base loss on the old text is not known), held out on SmolLM2-135M (pool K: 18 "
-    "corpora of 12 sources from PyPI and Debian, none designed on; "
-    "40-step fine-tunes), ranked total forgetting at Spearman +0.26 on English prose and +0.69 on Python code "
-    "(v7 +0.15 and +0.66; seeds agree at +0.98 and +0.95), the head's part at +0.56 and +0.70, and came within "
-    "x2 after calibration for 11% and 78% of corpora; its curves are within x1.5 for 9-18% of points and its "
-    "replay what-if within x2 for 2 of 6 runs; on prose, the share of vocabulary rows the corpus never holds "
-    "ranked better (+0.80) (issue 30's targets: met for code's calibration, step-20 order and 80-step order; "
-    "missed otherwise); v9's drift pathway, used where that loss is known (calibrate, --old-loss), ranked prose "
-    "at +0.65 against v8's +0.44 on seen runs and awaits its held-out test (pool L; docs/VALIDITY.md)"
+    "v9, held out on SmolLM2-135M (pool L: 17 corpora of 11 sources from PyPI and Debian, none designed on; "
+    "40-step fine-tunes), ranked total forgetting at Spearman +0.86 on English prose where the base loss on the "
+    "old text is known (calibrate, --old-loss; without it v9 is v8, +0.30 there) and +0.66 on Python code "
+    "(seeds agree at +0.96 and +0.61), the head's part at +0.90 and +0.89, and came within x2 after calibration "
+    "for 18% and 71% of corpora; its step-20 order is +0.87 and +0.79, its curves are within x1.5 for 19-29% of "
+    "points and its replay what-if within x2 for 0 of 6 runs (issue 30's targets: met for prose's total, the "
+    "head, prose's step-20 and 80-step order and code's calibration; missed otherwise; docs/VALIDITY.md)"
 )
 RISK_MEANING = (
     "starved usage: prior-weighted share of output-head rows expected to drift under one-sided Adam updates "
