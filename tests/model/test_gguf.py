@@ -368,6 +368,26 @@ def test_smollm2_gguf_scan_reads_a_head_prior_from_the_quantized_head(readme_exa
     assert np.isclose(profile.prior.sum(), 1.0) and profile.prior.max() < 0.5
 
 
+def test_smollm2_gguf_loads_as_a_float32_causal_lm_and_measures_its_loss_on_old_text(tmp_path, monkeypatch, capfd):
+    """`--old-loss measure`, calibrate and verify run the GGUF's weights, de-quantized by transformers, which
+    marks such a model quantized and refuses to cast it after loading: it is loaded as float32 instead, and its
+    reader's progress bar is kept off the terminal."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from vocabrisk.verify.old_loss import measure_old_loss
+    from vocabrisk.verify.run import load_causal_lm
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    loaded = load_model(str(smollm2_gguf()))
+    model = load_causal_lm(loaded, "cpu")
+    assert {p.dtype for p in model.parameters()} == {torch.float32}
+    assert "de-quantizing" not in capfd.readouterr().err
+    old = tmp_path / "old.txt"  # a few hundred tokens of English prose: one short window, a cheap forward pass
+    old.write_text(next(iter(sorted((SAMPLES / "english-prose").iterdir()))).read_text(encoding="utf-8")[:1500])
+    value = measure_old_loss(loaded, scan([str(SAMPLES / "python-code.jsonl")], loaded, reference=[str(old)]).old_text)
+    assert 1.0 < value < 6.0, value  # SmolLM2 predicts English prose at about 3 nats a token on 256-token windows
+
+
 # sha256 of the ids below, the same on tokenizers 0.23 and 1.0.0rc3 (1.0 refused the vocabulary before)
 SMOLLM2_IDS_SHA256 = "8153cd946f9d9082a60ff6cc82cd12be0f9d1e6151ffeba0bcf340663ac354e6"
 

@@ -10,7 +10,9 @@ rows by what their drift costs rather than by how far they walk.
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import os
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -182,20 +184,26 @@ def agreement(predicted: np.ndarray, drift: np.ndarray, share: float) -> dict:
 
 
 def load_causal_lm(loaded: LoadedModel, device: str):
-    """The full model in float32 (training keeps float32 master weights; bf16 is autocast on GPU)."""
+    """The full model in float32 (training keeps float32 master weights; bf16 is autocast on GPU).
+
+    Loaded as float32, not cast after: transformers marks a de-quantized GGUF model quantized and refuses
+    `.float()` on it. Its GGUF reader draws a progress bar that ignores transformers' setting, so stderr is
+    held while it loads (an error still arrives as the exception).
+    """
     import transformers
 
     transformers.logging.set_verbosity_error()
     transformers.logging.disable_progress_bar()
     try:
         folder, options = loaded.files.pretrained()
-        model = transformers.AutoModelForCausalLM.from_pretrained(folder, **options)
+        with open(os.devnull, "w") as quiet, contextlib.redirect_stderr(quiet):
+            model = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32, **options)
     except (OSError, ValueError) as exc:
         raise ModelError(
             f"{loaded.files.name}: cannot load it as a causal LM ({exc})",
             hint="verify needs config.json and weights that transformers' AutoModelForCausalLM can load",
         ) from exc
-    return model.float().to(device)
+    return model.to(device)
 
 
 def _check_device(tc: TrainConfig) -> None:
