@@ -180,7 +180,7 @@ def _absolute_checks(summary: Summary, thresholds: Thresholds) -> list[Check]:
     if thresholds.max_forgetting is not None:
         basis = "" if forecast.old_text else ", no old text: global prior contexts"
         band = f"band {forecast.low:.3f}–{forecast.high:.3f}" if forecast.possible else "beyond what is possible"
-        constants = f"{forecast.calibration.source} constants" if forecast.calibration.calibrated else "uncalibrated"
+        constants = forecast.calibration.described
         checks.append(
             Check(
                 "max-forgetting",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import struct
 from pathlib import Path
@@ -201,3 +202,20 @@ def test_heads_of_real_transformers_checkpoints_are_found(tmp_path, shared_data,
     expected = model.get_output_embeddings().weight.detach().float().numpy()
     np.testing.assert_array_equal(read_head(info), expected)
     assert info.final_norm_rms == pytest.approx(1.0)  # a fresh model's final norm gains are all ones
+
+
+def test_the_weights_key_follows_every_rewrite_of_the_weights_and_nothing_else(tmp_path):
+    """What running a model measured is kept under its weights' key: a checkpoint trained again in place keeps
+    its name, tokenizer and head (the calibration key) but not this."""
+    from vocabrisk.model.identity import weights_key
+
+    folder = shutil.copytree(DEMO_MODEL_DIR, tmp_path / "model")
+    key = weights_key(resolve_model(str(folder)))
+    assert weights_key(resolve_model(str(folder))) == key  # read again: the same
+    (folder / "README.md").write_text("notes beside the weights")
+    assert weights_key(resolve_model(str(folder))) == key
+    weights = folder / "model.safetensors"
+    stat = weights.stat()
+    weights.write_bytes(weights.read_bytes())  # the same bytes, written again: it cannot tell, so it measures again
+    os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    assert weights_key(resolve_model(str(folder))) != key

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,6 +16,7 @@ from hypothesis import strategies as st
 
 from vocabrisk import scan
 from vocabrisk.compare import rank
+from vocabrisk.model.resolve import DEMO_MODEL_DIR
 from vocabrisk.prior.old_text import OldText
 from vocabrisk.profile.profile import Profile
 from vocabrisk.risk.calibration import Calibration, ProbeRun, fit, leave_one_out, load_calibration, save_calibration
@@ -223,6 +226,34 @@ def test_a_saved_calibration_is_found_again_under_xdg_cache_home(tmp_path, monke
     assert path.is_relative_to(tmp_path / "vocabrisk")
     assert json.loads(path.read_text())["kappa"] == 7.0
     assert load_calibration("abc").kappa == 7.0
+
+
+def test_a_calibration_fitted_on_other_weights_of_the_model_is_set_aside_and_the_forecast_says_why(
+    tmp_path, monkeypatch
+):
+    """A checkpoint trained again in place keeps its calibration key (name, tokenizer, head), not its weights."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    folder = shutil.copytree(DEMO_MODEL_DIR, tmp_path / "model")
+    korean = str(SAMPLES / "korean-notes.txt")
+    profile = scan([korean], str(folder))
+    fitted = Calibration(kappa=7.0, source="calibrated on 4 probe runs", fingerprint=profile.calibration_key,
+                         weights=profile.weights_key, old_loss=3.0)  # fmt: skip
+    save_calibration(fitted)
+    assert Summary.of(profile, GENTLE).forecast.calibration.kappa == 7.0
+    saved = Profile.load(profile.save(tmp_path / "profile"))
+    assert saved.weights_key == profile.weights_key
+    assert Summary.of(saved, GENTLE).forecast.calibration.kappa == 7.0
+    weights = folder / "model.safetensors"
+    os.utime(weights, ns=(weights.stat().st_atime_ns, weights.stat().st_mtime_ns + 1_000_000_000))
+    retrained = scan([korean], str(folder))
+    assert retrained.calibration_key == profile.calibration_key
+    forecast = Summary.of(retrained, GENTLE).forecast
+    assert not forecast.calibration.calibrated and forecast.calibration.old_loss is None
+    assert "other weights of this model" in forecast.basis and "vocabrisk calibrate" in forecast.basis
+    assert "other weights" in forecast.to_dict()["calibration_set_aside"]
+    legacy = {k: v for k, v in fitted.to_dict().items() if k != "weights"}  # saved before weights were recorded
+    save_calibration(Calibration.from_dict(legacy))
+    assert load_calibration(profile.calibration_key, "any weights").kappa == 7.0
 
 
 def test_a_profile_keeps_its_old_text_and_every_summary_carries_the_forecast(tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from pathlib import Path
 
 import pytest
@@ -47,3 +48,24 @@ def test_scan_measures_the_old_loss_when_asked_and_the_forecast_weighs_its_pathw
     assert loss > 0 and forecast["terms"]["transfer_weight"] == transfer_weight(loss)
     report = CliRunner().invoke(main, ["report", str(tmp_path), "--old-loss", "measure"])
     assert report.exit_code == 2 and "--old-loss measure" in report.output
+
+
+def test_weights_trained_again_in_place_are_measured_again(tmp_path, monkeypatch):
+    """The calibration key names the model, not its weights: the kept loss is found by both."""
+    from safetensors.torch import load_file, save_file
+
+    from vocabrisk.model.resolve import DEMO_MODEL_DIR
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    folder = shutil.copytree(DEMO_MODEL_DIR, tmp_path / "model")
+    loaded = load_model(str(folder))
+    old = scan([KOREAN], loaded).old_text
+    before = measure_old_loss(loaded, old)
+    weights = folder / "model.safetensors"
+    tensors = load_file(weights)
+    save_file({name: t * 0.5 if t.dim() == 2 else t for name, t in tensors.items()}, weights, {"format": "pt"})
+    retrained = load_model(str(folder))
+    assert retrained.calibration_key == loaded.calibration_key  # the same model as far as calibration can tell
+    after = measure_old_loss(retrained, old)
+    assert not math.isclose(after, before, rel_tol=1e-3)
+    assert len(list((tmp_path / "cache" / "vocabrisk" / "old-loss").glob("*.json"))) == 2

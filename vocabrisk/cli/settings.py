@@ -188,7 +188,7 @@ def _same_model(stated: str, counted: str) -> bool:
 
 def old_loss_of(value: float | str | None, settings: ScanSettings) -> float | Callable[[Profile], float] | None:
     """--old-loss as the forecast takes it: NATS or None as given; for `measure`, the base model's loss on each
-    profile's old text (`vocabrisk.verify.old_loss`: torch, one forward pass, kept per model and old text)."""
+    profile's old text (`vocabrisk.verify.old_loss`: torch, one forward pass, kept per model, weights and old text)."""
     if value != "measure":
         return value
 

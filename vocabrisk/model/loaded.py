@@ -14,7 +14,7 @@ from pathlib import Path
 from vocabrisk.errors import ModelError
 from vocabrisk.model.facts import VocabularyFacts, load_facts
 from vocabrisk.model.head import HeadInfo, is_encoder, locate_head
-from vocabrisk.model.identity import model_key
+from vocabrisk.model.identity import model_key, weights_key
 from vocabrisk.model.resolve import ModelFiles, resolve_model
 from vocabrisk.model.tokenizer import preload_tokenizer
 
@@ -91,6 +91,7 @@ class LoadedModel:
             "head": self.head,
             "head_note": self.head_note,
             "encoder": is_encoder(self.files.config),
+            "weights_key": weights_key(self.files),
             **self.head_mismatch(),
         }
 

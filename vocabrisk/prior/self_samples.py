@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from vocabrisk.errors import require
+from vocabrisk.model.identity import weights_key
 from vocabrisk.model.resolve import ModelFiles
 from vocabrisk.storage.cache import cache_folder
 from vocabrisk.storage.outputs import atomic_file
@@ -36,12 +37,10 @@ class SamplingPlan:
 
 
 def _model_key(files: ModelFiles) -> str:
-    """Identify a checkpoint by its config and weight-file names and sizes (hashing GBs is too slow)."""
-    digest = hashlib.sha256()
-    for path in sorted(files.folder.glob("*.json")) + sorted(files.folder.glob("*.safetensors")):
-        digest.update(f"{path.name}:{path.stat().st_size}".encode())
-        if path.suffix == ".json":
-            digest.update(path.read_bytes())
+    """Identify a checkpoint by its config and tokenizer files' bytes and its weights (`weights_key`)."""
+    digest = hashlib.sha256(weights_key(files).encode())
+    for path in sorted(files.folder.glob("*.json")):
+        digest.update(f"{path.name}:".encode() + path.read_bytes())
     return digest.hexdigest()[:16]
 
 
@@ -62,7 +61,7 @@ def _generate_counts(files: ModelFiles, vocab_size: int, start_id: int, plan: Sa
     transformers = require("transformers", "verify", "a prior from self-generated samples",
                            otherwise="use --reference or the data-free prior")  # fmt: skip
     folder, options = files.pretrained()
-    model = transformers.AutoModelForCausalLM.from_pretrained(folder, torch_dtype="auto", **options).to(plan.device)
+    model = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype="auto", **options).to(plan.device)
     counts = np.zeros(vocab_size, dtype=np.int64)
     for first in range(0, plan.samples, plan.batch_size):
         batch = min(plan.batch_size, plan.samples - first)

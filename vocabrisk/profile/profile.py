@@ -188,6 +188,12 @@ class Profile:
         return self.model.get("calibration_key") or model_key(self.model, self.tokenizer)
 
     @property
+    def weights_key(self) -> str | None:
+        """Which weights the model had when counted (`vocabrisk.model.identity.weights_key`); None in profiles saved
+        before it was recorded."""
+        return self.model.get("weights_key")
+
+    @property
     def vocab_size(self) -> int:
         return self.table.size
 

@@ -45,6 +45,8 @@ class Calibration:
 
     `kappa` None means the width rule, `KAPPA_PER_WIDTH` × the head's width. `old_loss` is the base model's
     mean loss on the old text, nats per token: it weighs the body's two pathways (`forecast.transfer_weight`).
+    `weights` is the key of the checkpoint it was fitted on (`model.identity.weights_key`); `set_aside` says why
+    a saved calibration was not used, where one was found.
     """
 
     kappa: float | None = None
@@ -54,14 +56,23 @@ class Calibration:
     old_loss: float | None = None  # measured by `calibrate` on its old text, or given with --old-loss
     source: str = "default"
     fingerprint: str | None = None
+    weights: str | None = None
     probes: list[dict] = field(default_factory=list)
     left_out: dict | None = None  # how the fit forecasts probes of a source it was not fitted on (`leave_one_out`)
     tool_version: str = __version__
     form: str = FORM
+    set_aside: str | None = None
 
     @property
     def calibrated(self) -> bool:
         return self.source != "default"
+
+    @property
+    def described(self) -> str:
+        """Which constants a forecast used, in words."""
+        if self.calibrated:
+            return f"{self.source} constants"
+        return "uncalibrated defaults" + (f" ({self.set_aside})" if self.set_aside else "")
 
     def kappa_for(self, width: int | None) -> float:
         return self.kappa if self.kappa is not None else KAPPA_PER_WIDTH * (width or DEFAULT_WIDTH)
@@ -79,17 +90,25 @@ def calibration_path(fingerprint: str) -> Path:
     return cache_folder() / "calibration" / f"{fingerprint}.json"
 
 
-def load_calibration(fingerprint: str | None) -> Calibration:
+def load_calibration(fingerprint: str | None, weights: str | None = None) -> Calibration:
     """The saved calibration of a tokenizer/model fingerprint, else the defaults.
 
     A calibration fitted to an earlier form of the forecast (other terms, other constants) is not
-    used: the defaults apply until `vocabrisk calibrate` runs again.
+    used: the defaults apply until `vocabrisk calibrate` runs again. Nor is one fitted on other weights
+    of the model (WEIGHTS, where the model's files were read, against the key it recorded): a checkpoint
+    trained again in place keeps the fingerprint, while its constants and its loss on the old text moved.
     """
     if fingerprint:
         path = calibration_path(fingerprint)
         if path.is_file():
             saved = json.loads(path.read_text(encoding="utf-8"))
             if isinstance(saved, dict) and saved.get("form") == FORM:
+                fitted = saved.get("weights")
+                if weights and fitted and fitted != weights:
+                    return Calibration(
+                        set_aside="the saved calibration was fitted on other weights of this model: "
+                        "run `vocabrisk calibrate` again"
+                    )
                 return Calibration.from_dict(saved)
     return Calibration()
 

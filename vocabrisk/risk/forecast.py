@@ -315,7 +315,7 @@ class Forecast:
     @property
     def basis(self) -> str:
         """What the forecast stands on, in words: its constants, and what it lacked."""
-        parts = [f"{self.calibration.source} constants" if self.calibration.calibrated else "uncalibrated defaults"]
+        parts = [self.calibration.described]
         if self.old_text:
             loss = self.calibration.old_loss
             parts.append("base loss on old text unknown: body by transfer" if loss is None else
@@ -378,6 +378,7 @@ class Forecast:
             "epochs": self.epochs,
             "calibration": self.calibration.source,
             "calibrated": self.calibration.calibrated,
+            **({"calibration_set_aside": self.calibration.set_aside} if self.calibration.set_aside else {}),
             "constants": {
                 "kappa": self.kappa,
                 "body_gain": self.calibration.body_gain,

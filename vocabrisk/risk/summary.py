@@ -151,7 +151,7 @@ class Summary:
             )
         plan = plan or TrainingPlan()
         risk = assess(profile, plan)
-        calibration = calibration or load_calibration(profile.calibration_key)
+        calibration = calibration or load_calibration(profile.calibration_key, profile.weights_key)
         if callable(old_loss):
             old_loss = old_loss(profile)
         if old_loss is not None:

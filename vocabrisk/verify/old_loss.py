@@ -3,7 +3,7 @@
 One forward pass over windows of the old text, as the v9 design measured it: OLD_LOSS_WINDOW tokens each (a
 longer context predicts better, so an evaluation loss at another length reads on another scale), up to
 OLD_LOSS_WINDOWS of them spread over the text. `calibrate` keeps it with the constants; `--old-loss measure`
-measures it for a scan, a rank or a gate, and keeps it per model and old text so that it runs once.
+measures it for a scan, a rank or a gate, and keeps it per model, weights and old text so that it runs once.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import json
 import numpy as np
 import torch
 
+from vocabrisk.model.identity import weights_key
 from vocabrisk.model.loaded import LoadedModel
 from vocabrisk.prior.old_text import OldText
 from vocabrisk.storage.cache import cache_folder
@@ -35,7 +36,7 @@ def measure_old_loss(loaded: LoadedModel, old: OldText, device: str = "cpu") -> 
     """LOADED's loss on OLD (its token ids), from the cache where this model and old text were measured before."""
     from vocabrisk.verify.run import load_causal_lm
 
-    model = loaded.calibration_key
+    model = f"{loaded.calibration_key}-{weights_key(loaded.files)}"  # weights trained again measure again
     text = hashlib.blake2b(np.asarray(old.ids, dtype=np.int64).tobytes(), digest_size=12).hexdigest()
     path = cache_folder() / "old-loss" / f"{model}-{text}.json"
     if path.is_file():
