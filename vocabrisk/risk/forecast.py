@@ -318,7 +318,7 @@ class Forecast:
         parts = [self.calibration.described]
         if self.old_text:
             loss = self.calibration.old_loss
-            parts.append("base loss on old text unknown: body by transfer" if loss is None else
+            parts.append("base loss on old text unknown (--old-loss measure): body by transfer" if loss is None else
                          f"base loss on old text {loss:.2f} nats: body {self.terms.transfer:.0%} transfer")  # fmt: skip
         if not self.old_text:
             parts.append("no old text (not local)")
