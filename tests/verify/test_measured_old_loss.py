@@ -69,3 +69,19 @@ def test_weights_trained_again_in_place_are_measured_again(tmp_path, monkeypatch
     after = measure_old_loss(retrained, old)
     assert not math.isclose(after, before, rel_tol=1e-3)
     assert len(list((tmp_path / "cache" / "vocabrisk" / "old-loss").glob("*.json"))) == 2
+
+
+@pytest.mark.parametrize("budget", [1 << 25, 1000, 1])  # one product, several, one position at a time
+def test_position_losses_are_the_cross_entropy_of_the_logits_however_they_are_split(budget, monkeypatch):
+    """The logits are computed a budget at once, so that a 150k vocabulary measures in bounded memory."""
+    from vocabrisk.verify import measure
+
+    generator = torch.Generator().manual_seed(0)
+    hidden, matrix = torch.randn(3, 17, 8, generator=generator), torch.randn(50, 8, generator=generator)
+    windows = torch.randint(0, 50, (3, 17), generator=generator)
+    monkeypatch.setattr(measure, "LOGITS_BUDGET", budget)
+    losses = measure.position_losses(hidden, matrix, windows, "cpu")
+    logits = hidden[:, :-1] @ matrix.T
+    expected = -torch.log_softmax(logits, dim=-1).gather(-1, windows[:, 1:, None])[..., 0]
+    assert losses.shape == (3, 16)
+    torch.testing.assert_close(losses, expected, rtol=1e-5, atol=1e-5)

@@ -20,6 +20,7 @@ from vocabrisk.verify.metrics import top_share
 from vocabrisk.verify.mitigation import find_head, head_module
 
 EVAL_BATCH = 16
+LOGITS_BUDGET = 1 << 25  # floats of logits computed at once (128 MiB): a window batch of a 150k vocabulary is 2.5 GB
 HIDDEN_POSITIONS = 8192  # reference positions whose hidden states measure each row's logit change
 
 
@@ -186,13 +187,15 @@ def position_losses(hidden: torch.Tensor, matrix: torch.Tensor, windows: torch.T
     model's input embeddings too; reading the final hidden states of one model with the output
     matrix of another does not.
     """
+    n, length, width = hidden.shape
+    reading = hidden[:, :-1].reshape(-1, width)
+    targets = windows[:, 1:].reshape(-1)
+    rows = max(1, LOGITS_BUDGET // matrix.shape[0])  # positions per product: the logits stay within the budget
     out = []
-    for h, ids in zip(hidden.split(EVAL_BATCH), windows.split(EVAL_BATCH), strict=True):
-        logits = h[:, :-1] @ matrix.T
-        targets = ids[:, 1:].to(device)
-        losses = torch.nn.functional.cross_entropy(logits.transpose(1, 2), targets, reduction="none")
-        out.append(losses.float().cpu())
-    return torch.cat(out)
+    for h, ids in zip(reading.split(rows), targets.split(rows), strict=True):
+        logits = h.to(device) @ matrix.T
+        out.append(torch.nn.functional.cross_entropy(logits, ids.to(device), reduction="none").float().cpu())
+    return torch.cat(out).reshape(n, length - 1)
 
 
 def matrix_loss(hidden: torch.Tensor, matrix: torch.Tensor, windows: torch.Tensor, device: str) -> float:
