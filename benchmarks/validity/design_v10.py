@@ -13,8 +13,8 @@ plain old text most where the corpus's text is most like the old text's.
 Fixed before any number below was computed (2026-12-07; pool M's sources were fixed before this file was
 written, PROTOCOL-pool-m.md):
 - data: plan-A runs of v3 and pools E to L (all seen), seed means, both old texts; the terms as dumped (v8's,
-  `design_v8.dump`), v9's body made from them: v8's unit × R / B, R = x·B + (1 − x)·0.3, x from the base loss
-  the runs measured (wiki 3.226 nats: x 0.59; code 2.534: x 1);
+  `design_v8.dump`), v9's body made from their pieces as `forecast.Body.of` makes it, R = x·B + (1 − x)·0.3,
+  x from the base loss the runs measured (wiki 3.226 nats: x 0.59; code 2.534: x 1);
 - question 1: per old text, over the ranking candidates of every pool, the Spearman of the measured total at
   step 10 minus v9's head at step 10 against B. The mechanism says it is negative (the more alike, the deeper
   the early fall);
@@ -43,7 +43,7 @@ import design_v8 as v8
 from design import Transcript, spearman
 from design_v9 import probes
 
-from vocabrisk.risk.forecast import LIKENESS_REFERENCE, transfer_weight
+from vocabrisk.risk.forecast import BODY_RELAXATION, ENTROPY_WEIGHT, LIKENESS_REFERENCE, transfer_weight
 
 CACHE = data.CACHE / "v10"
 OUT = data.REPO / "docs" / "validity" / "v10" / "design.txt"
@@ -53,10 +53,15 @@ BASE_LOSS = {"wiki": 3.226, "code": 2.534}  # nats: the base model's loss on eac
 CURVE_STEPS = (10, 20, 40)
 
 
-def reach(c: dict) -> float:
-    """v9's R over v8's B: what turns the dumped (v8) body unit into v9's."""
+def body_unit(c: dict) -> np.ndarray:
+    """v9's body term per unit of gain at the dumped checkpoints (`forecast.Body.of`), from the dumped pieces:
+    the v8 unit cannot be rescaled where B is 0 (pool H's Russian list on wiki)."""
+    lr_sums, steps = np.asarray(c["lr_sums"]), np.asarray(c["steps"], dtype=np.float64)
+    pace = (lr_sums / steps) * -np.expm1(-lr_sums / BODY_RELAXATION)
+    passes = np.asarray(c["tokens_seen"], dtype=np.float64) / max(c["corpus_tokens"], 1)
     x = transfer_weight(BASE_LOSS[c["old"]])
-    return (x * c["B"] + (1 - x) * LIKENESS_REFERENCE) / c["B"] if c["B"] > 0 else 0.0
+    reach = x * c["B"] + (1 - x) * LIKENESS_REFERENCE
+    return pace * c["S"] * reach * np.log1p(np.maximum(passes, 1.0)) * np.exp(-ENTROPY_WEIGHT * c["H1"])
 
 
 ADAPTATIONS = {
@@ -68,8 +73,7 @@ ADAPTATIONS = {
 
 def made(c: dict, gain: float, scale) -> np.ndarray:
     """The forecast curve at the dumped checkpoints: head + gain · v9's body unit − the scaled adaptation."""
-    body = np.asarray(c["unit_curve"]) * reach(c)
-    return np.asarray(c["head_curve"]) + gain * body - scale(c) * np.asarray(c["adaptation"])
+    return np.asarray(c["head_curve"]) + gain * body_unit(c) - scale(c) * np.asarray(c["adaptation"])
 
 
 def fit_gain(old: str, scale, cases: list[dict]) -> float:
@@ -79,7 +83,7 @@ def fit_gain(old: str, scale, cases: list[dict]) -> float:
     rows = probes(cases, old, narrow=False)
     head = np.array([c["head"] - scale(c) * c["adaptation"][-1] for c in rows])
     total = np.array([c["total"] for c in rows])
-    body = np.array([c["unit"] * reach(c) for c in rows])
+    body = np.array([body_unit(c)[-1] for c in rows])
     return _best_gain(head, total, body, 0.0)
 
 
