@@ -8,7 +8,7 @@ made from the model alone is made once: the vocabulary facts here, the prior in
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
 
 from vocabrisk.errors import ModelError
@@ -79,6 +79,12 @@ class LoadedModel:
         rows, size = self.head.rows, self.vocab.size
         return {"head_rows_without_token": max(rows - size, 0), "tokens_without_head_row": max(size - rows, 0)}
 
+    @cached_property
+    def weights_key(self) -> str:
+        """Which weights this model has (`vocabrisk.model.identity.weights_key`), read once a run: what running it
+        measured is kept under it."""
+        return weights_key(self.files)
+
     @property
     def calibration_key(self) -> str:
         """The key this model's saved calibration and measured old-text losses are kept under."""
@@ -91,7 +97,7 @@ class LoadedModel:
             "head": self.head,
             "head_note": self.head_note,
             "encoder": is_encoder(self.files.config),
-            "weights_key": weights_key(self.files),
+            "weights_key": self.weights_key,
             **self.head_mismatch(),
         }
 

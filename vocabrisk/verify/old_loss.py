@@ -14,7 +14,6 @@ import json
 import numpy as np
 import torch
 
-from vocabrisk.model.identity import weights_key
 from vocabrisk.model.loaded import LoadedModel
 from vocabrisk.prior.old_text import OldText
 from vocabrisk.storage.cache import cache_folder
@@ -36,7 +35,7 @@ def measure_old_loss(loaded: LoadedModel, old: OldText, device: str = "cpu") -> 
     """LOADED's loss on OLD (its token ids), from the cache where this model and old text were measured before."""
     from vocabrisk.verify.run import load_causal_lm
 
-    model = f"{loaded.calibration_key}-{weights_key(loaded.files)}"  # weights trained again measure again
+    model = f"{loaded.calibration_key}-{loaded.weights_key}"  # weights trained again measure again
     text = hashlib.blake2b(np.asarray(old.ids, dtype=np.int64).tobytes(), digest_size=12).hexdigest()
     path = cache_folder() / "old-loss" / f"{model}-{text}.json"
     if path.is_file():

@@ -22,7 +22,6 @@ import torch
 from vocabrisk.corpus import ReadOptions
 from vocabrisk.counting import SpecialTokenPolicy
 from vocabrisk.errors import InputError
-from vocabrisk.model.identity import weights_key
 from vocabrisk.model.loaded import LoadedModel, load_model
 from vocabrisk.profile.scan import scan
 from vocabrisk.risk.calibration import Calibration, ProbeRun, fit, leave_one_out, save_calibration
@@ -125,7 +124,7 @@ def calibrate(
     fitted = replace(
         fit(measured, old_loss=old_loss),
         fingerprint=loaded.calibration_key,
-        weights=weights_key(loaded.files),
+        weights=loaded.weights_key,
         left_out=leave_one_out(measured, old_loss=old_loss),
     )
     return CalibrationResult(fitted, save_calibration(fitted) if save else None, runs)
