@@ -13,7 +13,7 @@ plain old text most where the corpus's text is most like the old text's.
 Fixed before any number below was computed (2026-12-07; pool M's sources were fixed before this file was
 written, PROTOCOL-pool-m.md):
 - data: plan-A runs of v3 and pools E to L (all seen), seed means, both old texts; the terms as dumped (v8's,
-  `design_v8.dump`), v9's body made from their pieces as `forecast.Body.of` makes it, R = x·B + (1 − x)·0.3,
+  `design_v8.dump`), v9's body made by `forecast.Body.of` from the dumped distributions, R = x·B + (1 − x)·0.3,
   x from the base loss the runs measured (wiki 3.226 nats: x 0.59; code 2.534: x 1);
 - question 1: per old text, over the ranking candidates of every pool, the Spearman of the measured total at
   step 10 minus v9's head at step 10 against B. The mechanism says it is negative (the more alike, the deeper
@@ -43,7 +43,7 @@ import design_v8 as v8
 from design import Transcript, spearman
 from design_v9 import probes
 
-from vocabrisk.risk.forecast import BODY_RELAXATION, ENTROPY_WEIGHT, LIKENESS_REFERENCE, transfer_weight
+from vocabrisk.risk.forecast import LIKENESS_REFERENCE, Body, Drive, transfer_weight
 
 CACHE = data.CACHE / "v10"
 OUT = data.REPO / "docs" / "validity" / "v10" / "design.txt"
@@ -54,14 +54,14 @@ CURVE_STEPS = (10, 20, 40)
 
 
 def body_unit(c: dict) -> np.ndarray:
-    """v9's body term per unit of gain at the dumped checkpoints (`forecast.Body.of`), from the dumped pieces:
-    the v8 unit cannot be rescaled where B is 0 (pool H's Russian list on wiki)."""
-    lr_sums, steps = np.asarray(c["lr_sums"]), np.asarray(c["steps"], dtype=np.float64)
-    pace = (lr_sums / steps) * -np.expm1(-lr_sums / BODY_RELAXATION)
-    passes = np.asarray(c["tokens_seen"], dtype=np.float64) / max(c["corpus_tokens"], 1)
+    """v9's body term per unit of gain at the dumped checkpoints, made by `forecast.Body.of` from the dumped
+    distributions and plan (v8's unit cannot be rescaled where B is 0: pool H's Russian list on wiki). Body.of
+    reads only the drive's checkpoints, Σ lr and tokens; the head's arrays are left empty."""
+    empty = np.zeros(0)
+    drive = Drive(empty, empty, c["epochs"], c["lr_sums"][-1], tuple(c["steps"]), tuple(c["lr_sums"]),
+                  tuple(c["tokens_seen"]), c["corpus_tokens"])  # fmt: skip
     x = transfer_weight(BASE_LOSS[c["old"]])
-    reach = x * c["B"] + (1 - x) * LIKENESS_REFERENCE
-    return pace * c["S"] * reach * np.log1p(np.maximum(passes, 1.0)) * np.exp(-ENTROPY_WEIGHT * c["H1"])
+    return np.asarray(Body.of(c["corpus"], c["exposure_a"], c["usage_p"], drive, transfer=x).curve)
 
 
 ADAPTATIONS = {
