@@ -53,14 +53,15 @@ BASE_LOSS = {"wiki": 3.226, "code": 2.534}  # nats: the base model's loss on eac
 CURVE_STEPS = (10, 20, 40)
 
 
-def body_unit(c: dict) -> np.ndarray:
+def body_unit(c: dict, floor: float = 0.0) -> np.ndarray:
     """v9's body term per unit of gain at the dumped checkpoints, made by `forecast.Body.of` from the dumped
     distributions and plan (v8's unit cannot be rescaled where B is 0: pool H's Russian list on wiki). Body.of
-    reads only the drive's checkpoints, Σ lr and tokens; the head's arrays are left empty."""
+    reads only the drive's checkpoints, Σ lr and tokens; the head's arrays are left empty. FLOOR is a drift
+    floor: the transfer weight x is kept at most 1 - FLOOR (v9: 0)."""
     empty = np.zeros(0)
     drive = Drive(empty, empty, c["epochs"], c["lr_sums"][-1], tuple(c["steps"]), tuple(c["lr_sums"]),
                   tuple(c["tokens_seen"]), c["corpus_tokens"])  # fmt: skip
-    x = transfer_weight(BASE_LOSS[c["old"]])
+    x = min(transfer_weight(BASE_LOSS[c["old"]]), 1.0 - floor)
     return np.asarray(Body.of(c["corpus"], c["exposure_a"], c["usage_p"], drive, transfer=x).curve)
 
 
