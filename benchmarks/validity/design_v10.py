@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import data
 import design_v8 as v8
+import forms
 from design import Transcript, spearman
 from design_v9 import probes
 
@@ -148,7 +149,8 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["dump"]:
-        print(v8.dump(sets=SETS, cache=CACHE))
-    else:
-        sys.exit(main())
+    with forms.as_v9():  # the form this probe was fixed on: v10 changed terms 6 and 7 after it
+        if sys.argv[1:] == ["dump"]:
+            print(v8.dump(sets=SETS, cache=CACHE))
+        else:
+            sys.exit(main())

@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import data
 import design_v8 as v8
 import design_v10 as first
+import forms
 from design import Transcript, spearman
 from design_v9 import probes
 
@@ -152,4 +153,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with forms.as_v9():  # the form this probe was fixed on: its own floors and term 7s are put on v9
+        sys.exit(main())

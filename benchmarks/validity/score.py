@@ -68,7 +68,7 @@ V2_BASES = ("demo", "smollm2")  # the bases v2 has runs of (bench's were never m
 V2_OLD = "old"  # a v2 suite's one old text (old.jsonl), named as runner.py names it
 WIKI_REPLAY = "wiki"  # the old text replay is measured on (the replay text is its kind)
 V3_KAPPA_PER_WIDTH, V3_BODY_GAIN = 0.14, 21.0  # the v3 forecast as landed (7f7fb88), uncalibrated
-SMOLLM2_ADAPTATION = 0.07  # nats: the v4 design curves' adaptation gain (design.py), fixed in calibration
+SMOLLM2_ADAPTATION = forms.LANDED_ADAPTATION  # marks SmolLM2's runs: term 7 by `forms.smollm2_adaptation`
 BOOTSTRAP = 2000
 
 
@@ -217,6 +217,10 @@ class Runs:
                    adaptation=SMOLLM2_ADAPTATION if base == "smollm2" else DEFAULT_ADAPTATION,
                    replay=(V2_OLD, lambda _loaded: v2._bounded(v2.base_sources(base, None)[2])))  # fmt: skip
 
+    def adaptation_on(self, old: str) -> float:
+        """Term 7's gain on OLD, fixed in calibration: SmolLM2's as the form being scored has it, else the Runs'."""
+        return forms.smollm2_adaptation(old) if self.adaptation == SMOLLM2_ADAPTATION else self.adaptation
+
     def scan(self, path: Path, old: str, folder: Path | None = None):
         from vocabrisk import scan
         from vocabrisk.counting import SpecialTokenPolicy
@@ -301,7 +305,7 @@ def calibrate(runs: Runs, old: str):
             return drive.head(kappas, profile.shares > 0, profile.old_text, prior)
 
         probes.append(ProbeRun(name, measured["head_only"], measured["total"], unit.forecast.terms.unit, curve))
-    return fit(probes, adaptation=runs.adaptation, old_loss=old_loss)
+    return fit(probes, adaptation=runs.adaptation_on(old), old_loss=old_loss)
 
 
 @contextmanager
@@ -313,10 +317,12 @@ def linear_shift():
         yield
 
 
-UNCALIBRATED_GAINS = {"v4": 1950.0, "v5": 18810.0, "v6": 61250.0, "v7": 124100.0, "v8": 124100.0}  # as landed
-FORMS = {"v4": forms.as_v4, "v5": forms.as_v5, "v6": forms.as_v6, "v7": forms.as_v7, "v8": forms.as_v8}  # as landed
-POOL_FORMS = {"H": ("v5", "v4"), "I": ("v6", "v5"), "J": ("v7", "v6"), "K": ("v8", "v7"), "L": (FORM, "v8")}
-TOKEN_ENTROPY_FORMS = ("v7", "v8", FORM)  # the forms whose body reads e^{-H₁/2}: their ablation takes it out
+UNCALIBRATED_GAINS = {"v4": 1950.0, "v5": 18810.0, "v6": 61250.0, "v7": 124100.0, "v8": 124100.0, "v9": 130600.0}
+FORMS = {"v4": forms.as_v4, "v5": forms.as_v5, "v6": forms.as_v6, "v7": forms.as_v7, "v8": forms.as_v8,
+         "v9": forms.as_v9}  # as landed  # fmt: skip
+POOL_FORMS = {"H": ("v5", "v4"), "I": ("v6", "v5"), "J": ("v7", "v6"), "K": ("v8", "v7"), "L": ("v9", "v8"),
+              "M": (FORM, "v9")}  # fmt: skip
+TOKEN_ENTROPY_FORMS = ("v7", "v8", "v9", FORM)  # the forms whose body reads e^{-H₁/2}: their ablation takes it out
 
 
 def v3_forecast(profile, plan, width: int) -> np.ndarray:
@@ -354,7 +360,7 @@ def ablations(
             "body without S (starved old share)": f.head + g * shape * t.alike * repetition - f.adaptation,
             "body without B (alike)": f.head + g * shape * t.starved * repetition - f.adaptation,
         }
-        if form == FORM:  # v9's two pathways in R: each alone
+        if form in ("v9", FORM):  # R's two pathways (from v9): each alone
             rows[n] |= {
                 "R as transfer alone (v8's B)": f.head + g * shape * t.starved * t.alike * repetition - f.adaptation,
                 "R as drift alone": f.head + g * shape * t.starved * LIKENESS_REFERENCE * repetition - f.adaptation,

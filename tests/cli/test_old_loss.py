@@ -1,10 +1,12 @@
-"""`--old-loss NATS`: the base model's loss on the old text weighs the forecast's two body pathways (v9)."""
+"""`--old-loss NATS`: the base model's loss on the old text weighs the forecast's two body pathways (v9, v10)."""
 
 from __future__ import annotations
 
 import json
 
 from helpers import KOREAN, SAMPLES, run_cli
+
+from vocabrisk.risk.forecast import DRIFT_FLOOR
 
 PLAN = ("--model", "demo", "--steps", "100", "--tokens-per-step", "1024", "--lr", "1e-4")
 
@@ -15,7 +17,7 @@ def forecast_of(*args: str) -> dict:
 
 def test_scan_rank_and_gate_take_the_old_loss_and_say_what_it_did():
     unknown, drift = forecast_of(), forecast_of("--old-loss", "4.0")
-    assert unknown["constants"]["old_loss"] is None and unknown["terms"]["transfer_weight"] == 1.0
+    assert unknown["constants"]["old_loss"] is None and unknown["terms"]["transfer_weight"] == 1.0 - DRIFT_FLOOR
     assert drift["constants"]["old_loss"] == 4.0 and drift["terms"]["transfer_weight"] == 0.0
     assert drift["head_nats"] == unknown["head_nats"] and drift["body_nats"] != unknown["body_nats"]
     text = " ".join(run_cli("scan", KOREAN, *PLAN, "--old-loss", "4.0").stdout.replace("│", " ").split())

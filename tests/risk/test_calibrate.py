@@ -31,6 +31,8 @@ def test_calibrate_fits_the_demo_model_and_later_scans_use_it(tmp_path, monkeypa
     data = json.loads(result.output)
     assert len(data["runs"]) == 4  # each probe whole and as its first quarter
     assert all(math.isfinite(run["total"]) and math.isfinite(run["head"]) for run in data["runs"])
+    assert all(math.isfinite(run["early_total"]) for run in data["runs"])  # measured at step 5 of 12: term 7
+    assert data["calibration"]["adaptation"] >= 0.0
     assert [run["epochs"] for run in data["runs"]][1] > 3 * data["runs"][0]["epochs"]  # the quarter repeats more
     calibration = data["calibration"]
     assert calibration["source"] == "calibrated on 4 probe runs"

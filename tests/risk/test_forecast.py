@@ -19,10 +19,20 @@ from vocabrisk.compare import rank
 from vocabrisk.model.resolve import DEMO_MODEL_DIR
 from vocabrisk.prior.old_text import OldText
 from vocabrisk.profile.profile import Profile
-from vocabrisk.risk.calibration import Calibration, ProbeRun, fit, leave_one_out, load_calibration, save_calibration
+from vocabrisk.risk.calibration import (
+    Calibration,
+    EarlyPoint,
+    ProbeRun,
+    fit,
+    leave_one_out,
+    load_calibration,
+    save_calibration,
+)
 from vocabrisk.risk.exposure import exposure
 from vocabrisk.risk.forecast import (
+    DRIFT_FLOOR,
     DRIFT_FROM,
+    EARLY_STEP,
     LIKENESS_REFERENCE,
     REPLAY_ONSET,
     TRANSFER_UNTIL,
@@ -182,8 +192,9 @@ def test_the_band_brackets_the_forecast():
 PROBES = (([0, 1, 2], 2_000), ([0, 1, 2], 20_000), ([3, 4, 25, 26], 5_000), (list(range(10)), 50_000))
 
 
-def probe_runs(truth: Calibration, cases) -> list[ProbeRun]:
-    """Noiseless probe runs: what the forecast under TRUTH's constants measures for each (tokens, corpus size)."""
+def probe_runs(truth: Calibration, cases, early: bool = False) -> list[ProbeRun]:
+    """Noiseless probe runs: what the forecast under TRUTH's constants measures for each (tokens, corpus size), and
+    with EARLY at the first checkpoint too."""
     old, prior = two_languages(), np.full(40, 1 / 40)
     runs = []
     for tokens, corpus in cases:
@@ -194,7 +205,12 @@ def probe_runs(truth: Calibration, cases) -> list[ProbeRun]:
         def kl(kappas, drive=drive, shares=shares):
             return drive.head(kappas, shares > 0, old, prior)
 
-        runs.append(ProbeRun(f"{tokens} ({corpus})", made.head, made.total, made.terms.unit, kl, source=str(tokens)))
+        def early_kl(kappas, drive=drive, shares=shares):
+            return drive.early_head(kappas, shares > 0, old, prior)
+
+        at = EarlyPoint(made.curve[0].total, made.terms.curve[0], early_kl) if early else None
+        name = f"{tokens} ({corpus})"
+        runs.append(ProbeRun(name, made.head, made.total, made.terms.unit, kl, source=str(tokens), early=at))
     return runs
 
 
@@ -208,6 +224,19 @@ def test_fit_recovers_the_constants_that_made_the_probes():
     assert fitted.source.startswith("calibrated")
     for p in fitted.probes:
         assert p["forecast_total"] == pytest.approx(p["total"], rel=0.25)
+
+
+@pytest.mark.parametrize("adaptation", [0.0, 0.002, 0.01])
+def test_fit_measures_the_adaptation_from_the_probes_early_points(adaptation):
+    truth = Calibration(kappa=50.0, body_gain=3.0, adaptation=adaptation)
+    probes = probe_runs(truth, PROBES, early=True)
+    assert checkpoints(PLAN.steps)[0] == EARLY_STEP  # the early points are the forecast's at that step
+    fitted = fit(probes)
+    assert fitted.adaptation == pytest.approx(adaptation, abs=2e-4)
+    assert fitted.body_gain == pytest.approx(truth.body_gain, rel=0.2)
+    assert all("early_total" in p for p in fitted.probes)
+    assert fit(probe_runs(truth, PROBES)).adaptation == 0.0  # no early point: none is assumed
+    assert fit(probes, adaptation=0.05).adaptation == 0.05  # a number fixes it
 
 
 @pytest.mark.parametrize("gain", [3e-4, 2.5e5, 4e7])
@@ -438,23 +467,26 @@ def test_a_corpus_spread_over_more_tokens_drives_the_body_less():
 
 @settings(max_examples=100, deadline=None)
 @given(st.floats(0.0, 10.0), st.floats(0.0, 10.0))
-def test_the_transfer_weight_falls_with_the_base_loss_from_one_to_zero(a, b):
+def test_the_transfer_weight_falls_with_the_base_loss_from_below_the_drift_floor_to_zero(a, b):
     low, high = sorted((a, b))
-    assert 0.0 <= transfer_weight(high) <= transfer_weight(low) <= 1.0
-    assert transfer_weight(None) == transfer_weight(TRANSFER_UNTIL) == 1.0 and transfer_weight(DRIFT_FROM) == 0.0
+    assert 0.0 <= transfer_weight(high) <= transfer_weight(low) <= 1.0 - DRIFT_FLOOR
+    assert transfer_weight(None) == transfer_weight(TRANSFER_UNTIL) == 1.0 - DRIFT_FLOOR
+    assert transfer_weight(DRIFT_FROM) == 0.0
 
 
-def test_an_unknown_base_loss_forecasts_v8s_transfer_term_and_a_high_one_the_drift_term():
+def test_an_unknown_base_loss_forecasts_the_most_transfer_and_a_high_one_the_drift_term():
     old = two_languages()
     usage = np.bincount(old.ids, minlength=40).astype(float)
     corpus = shares_of([0, 1, 2, 3, 20, 21])
     unknown = predict(corpus, old, old_usage=usage)
     transfer = predict(corpus, old, old_usage=usage, calibration=Calibration(old_loss=TRANSFER_UNTIL - 0.5))
     drift = predict(corpus, old, old_usage=usage, calibration=Calibration(old_loss=DRIFT_FROM + 0.5))
-    assert unknown.terms.transfer == transfer.terms.transfer == 1.0 and drift.terms.transfer == 0.0
+    most = 1.0 - DRIFT_FLOOR
+    assert unknown.terms.transfer == transfer.terms.transfer == most and drift.terms.transfer == 0.0
     assert unknown.body == transfer.body and unknown.head == drift.head  # the head does not read the old loss
-    assert math.isclose(drift.body / transfer.body, LIKENESS_REFERENCE / transfer.terms.alike, rel_tol=1e-9)
-    assert transfer.terms.reach == transfer.terms.alike and drift.terms.reach == LIKENESS_REFERENCE
+    reach = most * transfer.terms.alike + DRIFT_FLOOR * LIKENESS_REFERENCE
+    assert math.isclose(drift.body / transfer.body, LIKENESS_REFERENCE / reach, rel_tol=1e-9)
+    assert math.isclose(transfer.terms.reach, reach) and drift.terms.reach == LIKENESS_REFERENCE
 
 
 def test_the_drift_pathway_forecasts_an_unlike_corpus_that_starves_the_old_text_more_than_transfer_does():

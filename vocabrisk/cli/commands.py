@@ -332,8 +332,9 @@ def calibrate_command(model, probes, reference, eval_windows, quiet, output_form
     """Fit the forecast's constants to MODEL from short fine-tunes on probe text.
 
     Each probe is trained on whole and as its first quarter; the forgetting measured on old text
-    fixes kappa (how far the head's rows move per unit of learning rate) and body_gain (how much
-    the rest of the network forgets per unit of its term), saved under
+    fixes kappa (how far the head's rows move per unit of learning rate), body_gain (how much
+    the rest of the network forgets per unit of its term) and, from the loss early in each run,
+    the adaptation (how much any plain text first lowers it), saved under
     ~/.cache/vocabrisk/calibration/ where later scans of the same model find them. It then fits
     again without each probe source in turn and says how well that forecasts the source left out
     (the honest measure of a calibration: the fit's own residuals flatter it). Needs the

@@ -258,7 +258,8 @@ def render_calibration(data: dict, console: Console) -> None:
     console.print(table)
     console.print(
         f"kappa {cal['kappa']:.3g} · body_gain {cal['body_gain']:.3g} · "
-        f"band ×/÷ {cal['band']:.2f} · base loss on the old text {cal['old_loss']:.3f} nats\n"
+        f"adaptation {cal['adaptation']:.3f} nats · band ×/÷ {cal['band']:.2f} · "
+        f"base loss on the old text {cal['old_loss']:.3f} nats\n"
         f"saved to {data['saved']}; scans of this model now use it"
     )
     left = cal.get("left_out")

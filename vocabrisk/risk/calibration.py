@@ -11,6 +11,11 @@ themselves ask for, then refined around the best point: the body term's unit cha
 pinned at its end (docs/VALIDITY.md, "v8"). The band is exp(2 × RMS log error) of the fitted forecast
 on the probes, at least `CALIBRATED_BAND_FLOOR`.
 
+The adaptation is measured where the probes were also measured early in their runs (`EarlyPoint`, v10): at
+the forecast's first checkpoint it is done while the body has barely begun, so the median of what the head
+and the body leave unexplained there is its gain. It and the body's gain, which depends on it a little, are
+fitted in turn.
+
 Fitting needs only numbers (`fit`); running the probes needs torch (`vocabrisk.verify`).
 """
 
@@ -33,9 +38,9 @@ DEFAULT_WIDTH = 512  # the width assumed where a model's head is not known
 DEFAULT_BODY_GAIN = (
     130600.0  # nats per unit of lr · (1 - e^{-Σlr/L}) · S · R · ln(1 + max(1, E)) · e^{-H₁/2}, uncalibrated (v9 design)
 )
-DEFAULT_ADAPTATION = 0.0  # nats of adaptation gain (forecast term 7) where none was measured (SmolLM2-Instruct: 0.07)
+DEFAULT_ADAPTATION = 0.0  # nats of adaptation gain (forecast term 7) where none was measured
 DEFAULT_BAND = 4.0  # uncalibrated: the truth is expected within ×/÷ 4
-FORM = "v9"  # the forecast's form: a calibration fitted to another form (or to v7 on its clamped grid) is not used
+FORM = "v10"  # the forecast's form: a calibration fitted to another form (or to v7 on its clamped grid) is not used
 CALIBRATED_BAND_FLOOR = 1.5
 
 
@@ -124,6 +129,19 @@ GAIN_POINTS = 121  # points of the gain grid, and of its refinement between the 
 FLOOR = 1e-4  # nats: measured forgetting below this is noise
 
 
+ADAPTATION_ROUNDS = 3  # the adaptation and the body's gain fitted in turn, from no adaptation
+
+
+@dataclass(frozen=True)
+class EarlyPoint:
+    """A probe's forgetting measured at the forecast's first checkpoint (`forecast.EARLY_STEP`), with the forecast's
+    two terms there before their constants: what the adaptation (forecast term 7) is measured from."""
+
+    total: float  # measured total forgetting at that step, nats
+    body: float  # the body's term there per unit of body_gain
+    competition: Callable[[np.ndarray], np.ndarray]  # kappas -> the head's term there
+
+
 @dataclass(frozen=True)
 class ProbeRun:
     """One measured probe fine-tune, with the forecast's two terms before their constants."""
@@ -134,6 +152,7 @@ class ProbeRun:
     body: float  # the body's term per unit of body_gain (`forecast.Body.unit`)
     competition: Callable[[np.ndarray], np.ndarray]  # kappas -> the head's term (mean KL over old positions)
     source: str = ""  # the probe text the run trained on: runs of one source are left out together
+    early: EarlyPoint | None = None  # measured early in the run, where calibrate measures the adaptation
 
     def forecast(self, calibration: Calibration) -> float:
         """The total this run's forecast makes under CALIBRATION's constants."""
@@ -177,15 +196,26 @@ def _best_gain(head: np.ndarray, total: np.ndarray, body: np.ndarray, adaptation
     return best
 
 
+def measured_adaptation(probes: Sequence[ProbeRun], kappa: float, gain: float) -> float | None:
+    """Term 7's gain from the probes' early points under KAPPA and the body's GAIN: the median of what the head and
+    body leave unexplained there, at least 0; None where no probe was measured early."""
+    early = [p.early for p in probes if p.early is not None]
+    if not early:
+        return None
+    left = [e.total - float(e.competition(np.array([kappa]))[0]) - gain * e.body for e in early]
+    return max(0.0, -float(np.median(left)))
+
+
 def fit(
     probes: Sequence[ProbeRun],
     fingerprint: str | None = None,
-    adaptation: float = DEFAULT_ADAPTATION,
+    adaptation: float | None = None,
     old_loss: float | None = None,
 ) -> Calibration:
-    """The calibration that best explains the probes (see the module docstring), with ADAPTATION fixed:
-    probes measured at one step of one plan cannot tell it from the body's gain. OLD_LOSS, the base model's
-    loss on the probes' old text, is kept with it (the probes' body terms must have been made with it)."""
+    """The calibration that best explains the probes (see the module docstring). ADAPTATION None measures it from
+    the probes' early points (`measured_adaptation`), DEFAULT_ADAPTATION where they have none; a number fixes it.
+    OLD_LOSS, the base model's loss on the probes' old text, is kept with it (the probes' body terms must have been
+    made with it)."""
     if len(probes) < 2:
         raise ValueError("calibration needs at least two probe runs")
     head = np.array([p.head for p in probes])
@@ -194,7 +224,15 @@ def fit(
     head_grid = np.array([p.competition(KAPPAS) for p in probes]).T  # (kappas, probes)
     k = int(np.argmin(_log_error(head_grid, head)))
     predicted_head = head_grid[k]
+    measure = adaptation is None
+    adaptation = DEFAULT_ADAPTATION if measure else adaptation
     gain = _best_gain(predicted_head, total, body, adaptation)
+    for _ in range(ADAPTATION_ROUNDS if measure else 0):
+        measured = measured_adaptation(probes, float(KAPPAS[k]), gain)
+        if measured is None:
+            break
+        adaptation = measured
+        gain = _best_gain(predicted_head, total, body, adaptation)
     predicted_total = predicted_head + gain * body - adaptation
     residual = np.log(np.maximum(predicted_total, 1e-12) / np.maximum(total, FLOOR))
     band = max(math.exp(2 * math.sqrt(float(np.mean(residual**2)))), CALIBRATED_BAND_FLOOR)
@@ -213,6 +251,7 @@ def fit(
                 "total": p.total,
                 "forecast_head": float(predicted_head[i]),
                 "forecast_total": float(predicted_total[i]),
+                **({"early_total": p.early.total} if p.early is not None else {}),
             }
             for i, p in enumerate(probes)
         ],
@@ -220,7 +259,7 @@ def fit(
 
 
 def leave_one_out(
-    probes: Sequence[ProbeRun], adaptation: float = DEFAULT_ADAPTATION, old_loss: float | None = None
+    probes: Sequence[ProbeRun], adaptation: float | None = None, old_loss: float | None = None
 ) -> dict | None:
     """Each source's probe runs forecast by the constants fitted on the other sources' runs: how well a
     calibration ranks and sizes forgetting on text it has not seen. None with fewer than 3 sources."""

@@ -46,8 +46,10 @@ A model of the mechanism, each step a term that the ablation in docs/VALIDITY.md
    constant: a text the model predicts badly rests on its broad next-token distribution, which any
    corpus that starves its tokens pulls away, however unlike it is. The weight x is set by the base
    model's mean loss L on the old text over 256-token windows (`transfer_weight`,
-   `vocabrisk.verify.old_loss`): 1 up to TRANSFER_UNTIL nats, 0 from DRIFT_FROM, linear between; where
-   L is not known (neither `calibrate` nor `--old-loss` gave it) x is 1, v8's S·B. LIKENESS_REFERENCE
+   `vocabrisk.verify.old_loss`): 1 up to TRANSFER_UNTIL nats, 0 from DRIFT_FROM, linear between, and at
+   most 1 - DRIFT_FLOOR on every old text (v10: a text the model predicts well still drifts a little; on
+   the design runs this floor sized code's forgetting better, docs/validity/v10/form.txt); where L is not
+   known (neither `calibrate` nor `--old-loss` gave it) x is 1 - DRIFT_FLOOR. LIKENESS_REFERENCE
    is the design corpora's median B, so that a corpus of typical likeness keeps its term whatever x.
    On five old texts measured with the same 16 corpora, the base loss ordered exactly how far the
    measured forgetting follows B rather than the never-seen share; the weights that rank best inside
@@ -68,10 +70,13 @@ A model of the mechanism, each step a term that the ablation in docs/VALIDITY.md
    and the scan counts no 2-grams since.
 7. **Adaptation**: an instruction-tuned base model trained on any plain text first gets *better* on
    plain old text: its loss falls by `G (1 - e^{-Σ lr / ADAPTATION_PACE})` nats, whatever the
-   corpus (SmolLM2-135M-Instruct: G ≈ 0.07 on both old texts of the v4 design curves). G is a
-   calibration constant; uncalibrated it is 0, so that a forecast never nets forgetting against a
-   gain the base model was not measured to have. The total is the head's part plus the body's,
-   less the adaptation; it can be negative early in a plan.
+   corpus. G is the base model's on its old text (SmolLM2-135M-Instruct on the design pools: 0.072 on
+   English wiki, 0.043 on code; docs/validity/v10/form.txt), so `vocabrisk calibrate` measures it: the
+   old text's loss at each probe's first checkpoint (`EARLY_STEP`), where the adaptation is done and the
+   body has barely begun, less the head's and the body's forecast there (`risk.calibration`).
+   Uncalibrated it is 0, so that a forecast never nets forgetting against a gain the base model was not
+   measured to have. The total is the head's part plus the body's, less the adaptation; it can be
+   negative early in a plan.
 8. **Replay** (the `--mix` what-if): text of the old text's own kind mixed into the plan at share ρ
    protects the body, because its gradient pulls the shared network back on the contexts it shows,
    and Adam makes even a small share of a consistent gradient a full-size step. The body's term is
@@ -89,10 +94,12 @@ The forecast is a curve over the plan (`Forecast.curve`): every term at each che
 its last point.
 
 Where each of these came from, and what the ablation on the design runs kept: docs/VALIDITY.md
-("v3" to "v9"). v8 has v7's terms: its design pass (on v3 and pools E to J) found no body term that ranks
+("v3" to "v10"). v8 has v7's terms: its design pass (on v3 and pools E to J) found no body term that ranks
 both old texts better, and a calibrated gain no longer stops at the end of a fixed grid
 (`risk.calibration`). v9 adds the drift pathway of term 6, weighted by the base model's loss on the old
-text; designed on seen runs only (v3, pools E to K, five old texts), its held-out test is pool L.
+text; designed on seen runs only (v3, pools E to K, five old texts), its held-out test is pool L. v10 (designed
+on v3 and pools E to L) measures term 7 per old text in `calibrate` and gives the drift pathway a floor; its
+held-out test is pool M (docs/validity/v4/PROTOCOL-pool-m.md).
 
 Without calibration the documented defaults below apply and the band is wider.
 """
@@ -120,19 +127,20 @@ ENTROPY_WEIGHT = 0.5  # the body's e^{-ENTROPY_WEIGHT · H₁}: one over the squ
 LIKENESS_REFERENCE = 0.3  # the drift pathway's stand-in for B: the v9 design corpora's median B (0.307, 0.316)
 TRANSFER_UNTIL = 3.00  # nats: up to this base loss on the old text the body forgets by transfer alone (v9 design)
 DRIFT_FROM = 3.55  # nats: from this base loss on, by drift alone (v9 design, docs/validity/v9/form.txt)
+DRIFT_FLOOR = 0.1  # the drift pathway's least weight on any old text (v10 design, docs/validity/v10/form.txt)
+EARLY_STEP = 5  # the first checkpoint: where `calibrate` reads the adaptation off its probes (term 7)
 
 
 def transfer_weight(old_loss: float | None) -> float:
     """x of term 6: the transfer pathway's weight for an old text on which the base model's mean loss is
-    OLD_LOSS nats per token; 1 (transfer alone, v8's term) where it is not known."""
-    if old_loss is None:
-        return 1.0
-    return min(1.0, max(0.0, (DRIFT_FROM - old_loss) / (DRIFT_FROM - TRANSFER_UNTIL)))
+    OLD_LOSS nats per token; its most, 1 - DRIFT_FLOOR, where the loss is not known."""
+    ramp = 1.0 if old_loss is None else (DRIFT_FROM - old_loss) / (DRIFT_FROM - TRANSFER_UNTIL)
+    return min(1.0 - DRIFT_FLOOR, max(0.0, ramp))
 
 
 def checkpoints(steps: int) -> tuple[int, ...]:
-    """The steps a forecast curve reports: 5, 10, 20, … (doubling) below the plan's last step, and it."""
-    points, step = [], 5
+    """The steps a forecast curve reports: EARLY_STEP, 10, 20, … (doubling) below the plan's last step, and it."""
+    points, step = [], EARLY_STEP
     while step < steps:
         points.append(step)
         step *= 2
@@ -500,6 +508,12 @@ class Drive:
     def head(self, kappas, contained: np.ndarray, old: OldText | None, prior: np.ndarray) -> np.ndarray:
         """The head's term at the plan's last step for each of KAPPAS (what calibration fits)."""
         return competition(self.unit_shift, contained, old, prior, kappas, self.target)
+
+    def early_head(self, kappas, contained: np.ndarray, old: OldText | None, prior: np.ndarray) -> np.ndarray:
+        """The head's term at the first checkpoint for each of KAPPAS (where calibration measures term 7)."""
+        direction = self.unit_shift / self.lr_sum if self.lr_sum > 0 else self.unit_shift
+        scales = np.asarray(kappas, dtype=np.float64) * self.lr_sums[0]
+        return competition(direction, contained, old, prior, scales, self.target)
 
     def head_curve(self, kappa: float, contained: np.ndarray, old: OldText | None, prior: np.ndarray) -> np.ndarray:
         """The head's term at each checkpoint for one KAPPA."""

@@ -14,7 +14,8 @@ if TYPE_CHECKING:
     from vocabrisk.profile.profile import Profile
 
 HOW_WELL = (
-    "v9, held out on SmolLM2-135M (pool L: 17 corpora of 11 sources from PyPI and Debian, none designed on; "
+    "v10's held-out test is under way; v9, the form before it, held out on SmolLM2-135M (pool L: 17 corpora of "
+    "11 sources from PyPI and Debian, none designed on; "
     "40-step fine-tunes), ranked total forgetting at Spearman +0.86 on English prose where the base loss on the "
     "old text is known (calibrate, --old-loss; without it v9 is v8, +0.30 there) and +0.66 on Python code "
     "(seeds agree at +0.96 and +0.61), the head's part at +0.90 and +0.89, and came within x2 after calibration "

@@ -3,7 +3,9 @@
 Each probe corpus is trained on whole and as its first quarter (the same text, four times
 the epochs), from the same base, with one short plan. Each run is measured from the final
 hidden states and output matrices of the base and trained models, so the head's share of
-forgetting is right for tied heads too: the base body reading the trained output matrix.
+forgetting is right for tied heads too: the base body reading the trained output matrix. Its
+total is also measured at the forecast's first checkpoint (`forecast.EARLY_STEP`), where the
+model's adaptation to plain text shows before the body has forgotten much (forecast term 7).
 The forecast of every probe is recomputed for a grid of `kappa` (`vocabrisk.risk.calibration.fit`);
 the fitted calibration is saved where later scans of the same model find it.
 """
@@ -24,8 +26,8 @@ from vocabrisk.counting import SpecialTokenPolicy
 from vocabrisk.errors import InputError
 from vocabrisk.model.loaded import LoadedModel, load_model
 from vocabrisk.profile.scan import scan
-from vocabrisk.risk.calibration import Calibration, ProbeRun, fit, leave_one_out, save_calibration
-from vocabrisk.risk.forecast import Drive
+from vocabrisk.risk.calibration import Calibration, EarlyPoint, ProbeRun, fit, leave_one_out, save_calibration
+from vocabrisk.risk.forecast import EARLY_STEP, Drive
 from vocabrisk.risk.plan import TrainingPlan
 from vocabrisk.risk.summary import Summary
 from vocabrisk.verify.data import load_streams, read_documents, windows
@@ -92,10 +94,19 @@ def calibrate(
                     continue
                 tuned = copy.deepcopy(base)
                 torch.manual_seed(config.seed)
-                finetune(tuned, train, config)
+                early_total = []
+
+                def forgetting(model, old=old, base_loss=base_loss) -> float:
+                    hidden = final_hidden(model, old, config.device, config.bf16)
+                    return matrix_loss(hidden, output_matrix(model), old, config.device) - base_loss
+
+                def early(step, tuned=tuned, early_total=early_total, forgetting=forgetting):
+                    if step == EARLY_STEP:
+                        early_total.append(forgetting(tuned))
+
+                finetune(tuned, train, config, after_step=early if config.steps > EARLY_STEP else None)
                 matrix = output_matrix(tuned)
-                hidden = final_hidden(tuned, old, config.device, config.bf16)
-                total = matrix_loss(hidden, matrix, old, config.device) - base_loss
+                total = forgetting(tuned)
                 head = matrix_loss(base_hidden, matrix, old, config.device) - base_loss
                 kept = texts[: max(1, len(texts) // share)]
                 corpus = Path(tmp) / f"probe-{len(runs)}.jsonl"
@@ -111,12 +122,15 @@ def calibrate(
                 def curve(kappas, drive=drive, fed=fed, profile=profile, risk=risk):
                     return drive.head(kappas, fed, profile.old_text, risk.prior)
 
+                def early_curve(kappas, drive=drive, fed=fed, profile=profile, risk=risk):
+                    return drive.early_head(kappas, fed, profile.old_text, risk.prior)
+
                 epochs = plan.implied_epochs(len(train))
-                body = summary.forecast.terms.unit
-                measured.append(
-                    ProbeRun(name, head=head, total=total, body=body, competition=curve, source=Path(path).name)
-                )
-                runs.append({"probe": name, "tokens": len(train), "epochs": epochs, "head": head, "total": total})
+                terms = summary.forecast.terms
+                at_early = EarlyPoint(early_total[0], terms.curve[0], early_curve) if early_total else None
+                measured.append(ProbeRun(name, head, total, terms.unit, curve, source=Path(path).name, early=at_early))
+                runs.append({"probe": name, "tokens": len(train), "epochs": epochs, "head": head, "total": total}
+                            | ({"early_total": early_total[0]} if early_total else {}))  # fmt: skip
                 log(f"{name}: {len(train):,} tokens, {epochs:.1f} epochs: forgetting {total:+.3f} (head {head:+.3f})")
                 del tuned
     if len(measured) < 2:
