@@ -575,6 +575,85 @@ POOL_L = {  # docs/validity/v4/PROTOCOL-pool-l.md: v9's test; patterns from the 
     ),
 }  # code-sml-polyml is dropped: neither libpolyml-dev, polyml nor elixir (its alternates) ships source text
 
+POOL_M = {  # docs/validity/v4/PROTOCOL-pool-m.md: v10's test; patterns from the packages' listings after v10's freeze
+    "en-autoconf-doc": Source(
+        "deb:autoconf-doc=2.71-3",
+        r"usr/share/info/autoconf\.info\.gz$",
+        "GPL-3+ (GNU Autoconf; Debian copyright)",
+        "English prose: the GNU Autoconf manual (its info file)",
+    ),
+    "en-pyvmomi-rst": Source(
+        "deb:python-pyvmomi-doc=6.7.1-4",
+        r"usr/share/doc/python-pyvmomi-doc/.+\.rst(\.gz)?$",
+        "Apache-2 (pyVmomi; Debian copyright)",
+        "English technical prose in reStructuredText (pyVmomi's reference of the vSphere API's types, generated "
+        "pages of attribute and method descriptions, and its README)",
+    ),
+    "en-docker-md": Source(  # the Markdown kind's alternate: sonic-pi-server-doc ships its tutorial as HTML only
+        "deb:docker-doc=20.10.24+dfsg1-1+deb12u1",
+        r"usr/share/doc/docker-doc/.+\.md(\.gz)?$",
+        "Apache-2.0 (Docker; Debian copyright)",
+        "English technical prose in Markdown (Docker's documentation)",
+    ),
+    "hu-words": Source(
+        "deb:myspell-hu=1.6.1-2.1",
+        r"usr/share/hunspell/hu_HU_u8\.dic$",
+        "GPL-2+/LGPL-2.1+/MPL-1.1 (Magyarispell; Debian copyright)",
+        "Hungarian word list from a hunspell dictionary (Latin script; the package's UTF-8 list)",
+        words=True,
+    ),
+    "he-words": Source(
+        "deb:myspell-he=1.4-3.1",
+        r"usr/share/hunspell/he\.dic$",
+        "AGPL-3+ (Hspell; Debian copyright)",
+        "Hebrew word list from a hunspell dictionary (Hebrew script)",
+        words=True,
+    ),
+    "txt-nmap": Source(
+        "deb:nmap-common=7.93+dfsg1-1",
+        r"usr/share/nmap/nmap-(protocols|rpc|services)$",
+        "Nmap Public Source License (GPL-2-based; Debian copyright)",
+        "Nmap's data tables (IP protocols, RPC numbers, ports and services; its MAC-prefix, OS and service-probe "
+        "databases left out)",
+    ),
+    "txt-gromacs-top": Source(
+        "deb:gromacs-data=2022.5-2",
+        r"usr/share/gromacs/top/.+\.(atp|rtp|itp|dat)$",
+        "LGPL-2.1+ (GROMACS; Debian copyright)",
+        "GROMACS's force-field tables (atom types, residue topologies, parameters)",
+    ),
+    "code-maxima": Source(
+        "deb:maxima-share=5.46.0-11",
+        r"usr/share/maxima/5\.46\.0/share/.+\.mac$",
+        "GPL-2 (Maxima; Debian copyright)",
+        "Maxima source code (the contributed packages' .mac files; the .lisp files left out)",
+    ),
+    "code-icon": Source(
+        "deb:icon-ipl=9.4.3-7",
+        r"usr/lib/icon-ipl/.+\.icn$",
+        "public domain (the Icon Program Library; Debian copyright)",
+        "Icon source code (the Icon Program Library's .icn procedures and programs)",
+    ),
+    "code-postscript": Source(
+        "deb:libgs10-common=10.0.0~dfsg-11+deb12u9",
+        r"usr/share/ghostscript/10\.00\.0/(Resource/Init|lib)/.+\.ps$",
+        "AGPL-3+ (Ghostscript; Debian copyright)",
+        "PostScript source code (Ghostscript's own initialisation and utility .ps files)",
+    ),
+    "code-agda": Source(
+        "deb:agda-stdlib=1.7.1-1",
+        r"usr/share/agda-stdlib/.+\.agda$",
+        "Expat (the Agda standard library; Debian copyright)",
+        "Agda source code (the standard library's .agda files; its .agdai interfaces left out)",
+    ),
+    "code-python-paramiko": Source(
+        "pypi:paramiko==5.1.0",
+        r"paramiko-5\.1\.0/paramiko/.+\.py$",
+        "LGPL-2.1 (paramiko)",
+        "Python source code (paramiko; the code old text's language)",
+    ),
+}
+
 POOLS = {
     "F": (v2.CACHE.parent / "pool-f", POOL_F),
     "G": (v2.CACHE.parent / "pool-g", POOL_G),
@@ -583,6 +662,7 @@ POOLS = {
     "J": (v2.CACHE.parent / "pool-j", POOL_J),
     "K": (v2.CACHE.parent / "pool-k", POOL_K),
     "L": (v2.CACHE.parent / "pool-l", POOL_L),
+    "M": (v2.CACHE.parent / "pool-m", POOL_M),
 }
 
 

@@ -9,6 +9,7 @@
     python benchmarks/validity/suite_v4_pools.py J             # -> .../v4-pool-j/ (v7's test)
     python benchmarks/validity/suite_v4_pools.py K             # -> .../v4-pool-k/ (v8's test)
     python benchmarks/validity/suite_v4_pools.py L             # -> .../v4-pool-l/ (v9's test)
+    python benchmarks/validity/suite_v4_pools.py M             # -> .../v4-pool-m/ (v10's test)
 
 The protocols are docs/validity/v4/PROTOCOL-pool-f.md, PROTOCOL-pool-g.md and PROTOCOL-pool-h.md, each
 committed before its suite was built. The recipe is v4's (`suite_v4.build`: the same old texts, plan A with its curve
@@ -21,7 +22,7 @@ first seeds, then second seeds, then replay; pool H's one suite, its jobs in PRO
 (first seeds, second seeds, replay, learning rates, regime B), tests v5 beside v4. Pool I's
 (PROTOCOL-pool-i.md, the same order) tests v6 beside v5, and cuts four sources at a fifth of an epoch too:
 a source too small for that cut (five times the plan's tokens) runs at one epoch only, and the build says so.
-Pools J, K and L (PROTOCOL-pool-j.md to PROTOCOL-pool-l.md) follow pool I's recipe and order.
+Pools J to M (PROTOCOL-pool-j.md to PROTOCOL-pool-m.md) follow pool I's recipe and order.
 """
 
 from __future__ import annotations
@@ -245,6 +246,27 @@ POOLS = {
         replayed=("fa-words", "en-node-api", "code-python-hypothesis"),
         learning_rates=("eu-words", "txt-miscfiles", "code-vala-vapi", "en-gnuplot-doc"),
         regime_b=("en-hg-help", "fa-words", "txt-wordnet", "code-fish", "code-python-hypothesis"),
+    ),
+    "M": Pool(  # PROTOCOL-pool-m.md: v10's held-out test (v9 as landed scored beside it); L's kinds, one for one
+        order=(
+            "en-autoconf-doc",
+            "code-maxima",
+            "hu-words",
+            "code-icon",
+            "en-pyvmomi-rst",
+            "txt-nmap",
+            "code-postscript",
+            "he-words",
+            "en-docker-md",
+            "txt-gromacs-top",
+            "code-agda",
+            "code-python-paramiko",
+        ),
+        repeated=("hu-words", "code-maxima"),
+        fifth=("en-pyvmomi-rst", "code-icon", "he-words", "txt-gromacs-top"),
+        replayed=("he-words", "en-docker-md", "code-python-paramiko"),
+        learning_rates=("hu-words", "txt-nmap", "code-postscript", "en-autoconf-doc"),
+        regime_b=("en-pyvmomi-rst", "he-words", "txt-gromacs-top", "code-agda", "code-icon", "code-python-paramiko"),
     ),
 }
 OUT = {pool: v2.CACHE / f"v4-pool-{pool.lower()}" for pool in POOLS}
