@@ -20,6 +20,7 @@ from vocabrisk.model.resolve import DEMO_MODEL_DIR
 from vocabrisk.prior.old_text import OldText
 from vocabrisk.profile.profile import Profile
 from vocabrisk.risk.calibration import (
+    FORM,
     Calibration,
     EarlyPoint,
     ProbeRun,
@@ -283,6 +284,17 @@ def test_a_calibration_fitted_on_other_weights_of_the_model_is_set_aside_and_the
     legacy = {k: v for k, v in fitted.to_dict().items() if k != "weights"}  # saved before weights were recorded
     save_calibration(Calibration.from_dict(legacy))
     assert load_calibration(profile.calibration_key, "any weights").kappa == 7.0
+
+
+def test_a_calibration_fitted_to_an_earlier_form_is_set_aside_but_its_measured_base_loss_is_kept(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    earlier = Calibration(kappa=7.0, source="calibrated on 8 probe runs", fingerprint="k", old_loss=3.2, form="v9")
+    save_calibration(earlier)
+    loaded = load_calibration("k")
+    assert not loaded.calibrated and loaded.kappa is None and loaded.old_loss == 3.2
+    assert f"forecast v9, not {FORM}" in loaded.described and "vocabrisk calibrate" in loaded.described
+    save_calibration(replace(earlier, form=FORM))
+    assert load_calibration("k").kappa == 7.0
 
 
 def test_a_profile_keeps_its_old_text_and_every_summary_carries_the_forecast(tmp_path):

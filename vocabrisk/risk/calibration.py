@@ -98,21 +98,29 @@ def calibration_path(fingerprint: str) -> Path:
 def load_calibration(fingerprint: str | None, weights: str | None = None) -> Calibration:
     """The saved calibration of a tokenizer/model fingerprint, else the defaults.
 
-    A calibration fitted to an earlier form of the forecast (other terms, other constants) is not
-    used: the defaults apply until `vocabrisk calibrate` runs again. Nor is one fitted on other weights
-    of the model (WEIGHTS, where the model's files were read, against the key it recorded): a checkpoint
-    trained again in place keeps the fingerprint, while its constants and its loss on the old text moved.
+    A calibration fitted on other weights of the model (WEIGHTS, where the model's files were read, against
+    the key it recorded) is set aside: a checkpoint trained again in place keeps the fingerprint, while its
+    constants and its loss on the old text moved. So is one fitted to another form of the forecast (other
+    terms, other constants), but the base loss on the old text it measured is kept: that is the model's, not
+    the form's. Either way the forecast says why, and the defaults apply until `vocabrisk calibrate` runs again.
     """
     if fingerprint:
         path = calibration_path(fingerprint)
         if path.is_file():
             saved = json.loads(path.read_text(encoding="utf-8"))
-            if isinstance(saved, dict) and saved.get("form") == FORM:
+            if isinstance(saved, dict):
                 fitted = saved.get("weights")
                 if weights and fitted and fitted != weights:
                     return Calibration(
                         set_aside="the saved calibration was fitted on other weights of this model: "
                         "run `vocabrisk calibrate` again"
+                    )
+                if saved.get("form") != FORM:
+                    old_loss = saved.get("old_loss")
+                    return Calibration(
+                        old_loss=old_loss if isinstance(old_loss, (int, float)) else None,
+                        set_aside=f"the saved calibration was fitted to forecast {saved.get('form') or 'v7 or before'}"
+                        f", not {FORM}: run `vocabrisk calibrate` again",
                     )
                 return Calibration.from_dict(saved)
     return Calibration()
