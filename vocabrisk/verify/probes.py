@@ -88,6 +88,11 @@ def calibrate(
             base_loss = matrix_loss(base_hidden, base_matrix, old, config.device)
             unmeasured = Calibration(old_loss=old_loss)
             texts = read_documents([path], ReadOptions())
+
+            def forgetting(model, old=old, base_loss=base_loss) -> float:
+                hidden = final_hidden(model, old, config.device, config.bf16)
+                return matrix_loss(hidden, output_matrix(model), old, config.device) - base_loss
+
             for part, share in (("whole", 1), ("quarter", QUARTER)):
                 train = streams.train[: len(streams.train) // share]
                 if len(train) <= config.seq_len:
@@ -95,10 +100,6 @@ def calibrate(
                 tuned = copy.deepcopy(base)
                 torch.manual_seed(config.seed)
                 early_total = []
-
-                def forgetting(model, old=old, base_loss=base_loss) -> float:
-                    hidden = final_hidden(model, old, config.device, config.bf16)
-                    return matrix_loss(hidden, output_matrix(model), old, config.device) - base_loss
 
                 def early(step, tuned=tuned, early_total=early_total, forgetting=forgetting):
                     if step == EARLY_STEP:
