@@ -98,6 +98,22 @@ def forecast_at(c: dict, curve: np.ndarray, step: int) -> float | None:
     return float(curve[c["steps"].index(step)]) if step in c["steps"] else None
 
 
+def scores(chosen: list[dict], curves: list[np.ndarray]) -> tuple[float, float, float]:
+    """One column's Spearman of the total at the plan's end, share within x2, and share of curve points at
+    CURVE_STEPS within x1.5, for the forecast CURVES of the CHOSEN runs."""
+    final = [float(curve[-1]) for curve in curves]
+    measured = [c["total"] for c in chosen]
+    within = float(np.mean([m > 0 and 0.5 <= p / m <= 2 for p, m in zip(final, measured, strict=True)]))
+    points = [
+        (forecast_at(c, curve, step), measured_at(c, step))
+        for c, curve in zip(chosen, curves, strict=True)
+        for step in CURVE_STEPS
+    ]
+    points = [(p, m) for p, m in points if p is not None and m is not None]
+    share = float(np.mean([m > 0 and 1 / 1.5 <= p / m <= 1.5 for p, m in points])) if points else float("nan")
+    return spearman(final, measured), within, share
+
+
 def main() -> int:
     say = Transcript()
     cases = v8.load(SETS, CACHE)
@@ -126,21 +142,9 @@ def main() -> int:
         for old in v8.OLDS:
             for s in POOLS:
                 chosen = v8.candidates(cases, s, old)
-                curves = [made(c, gains[old], scale) for c in chosen]
-                final = [float(curve[-1]) for curve in curves]
-                measured = [c["total"] for c in chosen]
-                rows["Spearman"].append(spearman(final, measured))
-                pairs = zip(final, measured, strict=True)
-                rows["within x2"].append(float(np.mean([m > 0 and 0.5 <= p / m <= 2 for p, m in pairs])))
-                points = [
-                    (forecast_at(c, curve, step), measured_at(c, step))
-                    for c, curve in zip(chosen, curves, strict=True)
-                    for step in CURVE_STEPS
-                ]
-                points = [(p, m) for p, m in points if p is not None and m is not None]
-                rows["curve within x1.5"].append(
-                    float(np.mean([m > 0 and 1 / 1.5 <= p / m <= 1.5 for p, m in points])) if points else float("nan")
-                )
+                scored = scores(chosen, [made(c, gains[old], scale) for c in chosen])
+                for measure, value in zip(rows, scored, strict=True):
+                    rows[measure].append(value)
         for measure, values in rows.items():
             v8.row(say, f"{label}: {measure}", values, width=40)
         say("   gains: " + "; ".join(f"{o} {g:.3g}" for o, g in gains.items()))

@@ -38,7 +38,7 @@ import data
 import design_v8 as v8
 import design_v10 as first
 import forms
-from design import Transcript, spearman
+from design import Transcript
 from design_v9 import probes
 
 OUT = data.REPO / "docs" / "validity" / "v10" / "form.txt"
@@ -103,21 +103,9 @@ def main() -> int:
             for old in v8.OLDS:
                 for s in first.POOLS:
                     chosen = v8.candidates(cases, s, old)
-                    curves = [made(c, gains[old], adaptation[old], floor) for c in chosen]
-                    final = [float(curve[-1]) for curve in curves]
-                    measured = [c["total"] for c in chosen]
-                    rows["Spearman"].append(spearman(final, measured))
-                    pairs = zip(final, measured, strict=True)
-                    rows["within x2"].append(float(np.mean([m > 0 and 0.5 <= p / m <= 2 for p, m in pairs])))
-                    points = [
-                        (first.forecast_at(c, curve, step), first.measured_at(c, step))
-                        for c, curve in zip(chosen, curves, strict=True)
-                        for step in first.CURVE_STEPS
-                    ]
-                    points = [(p, m) for p, m in points if p is not None and m is not None]
-                    rows["curve within x1.5"].append(
-                        float(np.mean([m > 0 and 1 / 1.5 <= p / m <= 1.5 for p, m in points]))
-                    )
+                    scored = first.scores(chosen, [made(c, gains[old], adaptation[old], floor) for c in chosen])
+                    for measure, value in zip(rows, scored, strict=True):
+                        rows[measure].append(value)
             for measure, values in rows.items():
                 v8.row(say, f"{label}: {measure}", values, width=44)
             say("   gains: " + "; ".join(f"{o} {g:.3g}" for o, g in gains.items()))
