@@ -516,7 +516,9 @@ def test_old_loss_given_to_a_summary_replaces_the_calibrations_and_every_output_
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     profile = scan([str(SAMPLES / "korean-notes.txt")], "demo")
     unknown, given_ = Summary.of(profile, GENTLE), Summary.of(profile, GENTLE, old_loss=DRIFT_FROM)
-    assert unknown.forecast.calibration.old_loss is None and "base loss on old text unknown" in unknown.forecast.text
+    assert unknown.forecast.calibration.old_loss is None
+    basis = f"base loss on old text unknown (--old-loss measure): body {1 - DRIFT_FLOOR:.0%} transfer"
+    assert basis in unknown.forecast.text
     data = given_.to_dict()["forecast"]
     assert data["constants"]["old_loss"] == DRIFT_FROM and data["terms"]["transfer_weight"] == 0.0
     assert "body 0% transfer" in given_.forecast.text

@@ -326,8 +326,8 @@ class Forecast:
         parts = [self.calibration.described]
         if self.old_text:
             loss = self.calibration.old_loss
-            parts.append("base loss on old text unknown (--old-loss measure): body by transfer" if loss is None else
-                         f"base loss on old text {loss:.2f} nats: body {self.terms.transfer:.0%} transfer")  # fmt: skip
+            known = "unknown (--old-loss measure)" if loss is None else f"{loss:.2f} nats"
+            parts.append(f"base loss on old text {known}: body {self.terms.transfer:.0%} transfer")
         if not self.old_text:
             parts.append("no old text (not local)")
         return ", ".join(parts)
