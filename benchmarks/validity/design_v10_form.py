@@ -47,20 +47,21 @@ EARLY = 5  # the step question 1 reads the adaptation at
 LANDED = 0.07  # nats: v9's term 7 for SmolLM2 on every old text (score.SMOLLM2_ADAPTATION)
 
 
-def made(c: dict, gain: float, adaptation: float, floor: float) -> np.ndarray:
-    """The forecast curve at the dumped checkpoints: head + gain · body unit − term 7 with gain ADAPTATION."""
+def made(c: dict, gain: float, adaptation: float, floor: float, scale=lambda c: 1.0) -> np.ndarray:
+    """The forecast curve at the dumped checkpoints: head + gain · body unit (times SCALE of the run, where a later
+    probe puts a factor on the body) − term 7 with gain ADAPTATION."""
     ramp = np.asarray(c["adaptation"]) / LANDED
-    return np.asarray(c["head_curve"]) + gain * first.body_unit(c, floor) - adaptation * ramp
+    return np.asarray(c["head_curve"]) + gain * scale(c) * first.body_unit(c, floor) - adaptation * ramp
 
 
-def fit_gain(cases: list[dict], old: str, adaptation: float, floor: float) -> float:
+def fit_gain(cases: list[dict], old: str, adaptation: float, floor: float, scale=lambda c: 1.0) -> float:
     """The body gain on v3's 5 probes by the calibration's own search (design_v10.fit_gain, with a floor)."""
     from vocabrisk.risk.calibration import _best_gain
 
     rows = probes(cases, old, narrow=False)
     head = np.array([c["head"] for c in rows])
     total = np.array([c["total"] for c in rows])
-    body = np.array([first.body_unit(c, floor)[-1] for c in rows])
+    body = np.array([scale(c) * first.body_unit(c, floor)[-1] for c in rows])
     return _best_gain(head, total, body, adaptation)
 
 
