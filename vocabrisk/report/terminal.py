@@ -12,6 +12,7 @@ from rich.text import Text
 from vocabrisk.advice import Advice, data_advice_text, mixing_text
 from vocabrisk.report import content
 from vocabrisk.report.content import Named
+from vocabrisk.risk.forecast import EARLY_STEP
 from vocabrisk.risk.summary import Summary
 from vocabrisk.risk.wording import HOW_WELL, format_epochs, plan_text, skipped_text
 
@@ -249,12 +250,13 @@ def render_calibration(data: dict, console: Console) -> None:
     """What `vocabrisk calibrate` measured and fitted."""
     cal = data["calibration"]
     table = Table(title="Probe runs: measured and fitted forgetting (nats)", title_justify="left")
+    early = all("early_total" in p for p in cal["probes"])  # measured early in each run: the adaptation's source
     for name, justify in (("probe", "left"), ("head", "right"), ("forecast", "right"), ("total", "right"),
-                          ("forecast", "right")):  # fmt: skip
+                          ("forecast", "right"), *(((f"step {EARLY_STEP}", "right"),) if early else ())):  # fmt: skip
         table.add_column(name, justify=justify)
     for p in cal["probes"]:
         table.add_row(p["name"], f"{p['head']:+.3f}", f"{p['forecast_head']:.3f}", f"{p['total']:+.3f}",
-                      f"{p['forecast_total']:.3f}")  # fmt: skip
+                      f"{p['forecast_total']:.3f}", *((f"{p['early_total']:+.3f}",) if early else ()))  # fmt: skip
     console.print(table)
     console.print(
         f"kappa {cal['kappa']:.3g} · body_gain {cal['body_gain']:.3g} · "

@@ -132,7 +132,9 @@ def calibrate(
                 measured.append(ProbeRun(name, head, total, terms.unit, curve, source=Path(path).name, early=at_early))
                 runs.append({"probe": name, "tokens": len(train), "epochs": epochs, "head": head, "total": total}
                             | ({"early_total": early_total[0]} if early_total else {}))  # fmt: skip
-                log(f"{name}: {len(train):,} tokens, {epochs:.1f} epochs: forgetting {total:+.3f} (head {head:+.3f})")
+                early_part = f", at step {EARLY_STEP} {early_total[0]:+.3f}" if early_total else ""
+                log(f"{name}: {len(train):,} tokens, {epochs:.1f} epochs: forgetting {total:+.3f} (head {head:+.3f}"
+                    f"{early_part})")  # fmt: skip
                 del tuned
     if len(measured) < 2:
         raise InputError("the probes were too small to train on", hint="give larger probe corpora")
