@@ -50,13 +50,15 @@ def main() -> int:
     say("# Output of benchmarks/validity/design_head.py: design data only (pools E to L: all seen)")
     for old in v8.OLDS:
         chosen = [c for s in first.POOLS for c in v8.candidates(cases, s, old) if c["head_only"] > SMALLEST]
-        ratio = np.array([c["head"] / c["head_only"] for c in chosen])
+        ratio = np.array([c["head"] / c["head_only"] for c in chosen])  # 0 where the head's term is 0: log -inf ranks
         low, mid, high = np.quantile(ratio, [0.25, 0.5, 0.75])
         say()
         say(f"{old}: {len(chosen)} runs with a measured head above {SMALLEST}: forecast / measured median {mid:.2f} "
             f"(quartiles {low:.2f}-{high:.2f})")  # fmt: skip
+        with np.errstate(divide="ignore"):
+            logs = np.log(ratio)
         for label, feature in FEATURES.items():
-            say(f"   log ratio against {label}: Spearman {spearman(np.log(ratio), [feature(c) for c in chosen]):+.2f}")
+            say(f"   log ratio against {label}: Spearman {spearman(logs, [feature(c) for c in chosen]):+.2f}")
         b = np.array([c["B"] for c in chosen])
         b_low, b_high = np.quantile(b, [0.25, 0.75])
         say(f"   median ratio, lowest B quartile {np.median(ratio[b <= b_low]):.2f}, "
