@@ -127,6 +127,7 @@ ENTROPY_WEIGHT = 0.5  # the body's e^{-ENTROPY_WEIGHT · H₁}: one over the squ
 LIKENESS_REFERENCE = 0.3  # the drift pathway's stand-in for B: the v9 design corpora's median B (0.307, 0.316)
 TRANSFER_UNTIL = 3.00  # nats: up to this base loss on the old text the body forgets by transfer alone (v9 design)
 DRIFT_FROM = 3.55  # nats: from this base loss on, by drift alone (v9 design, docs/validity/v9/form.txt)
+OVERLAP_POWER = 0.5  # term 5: an old context feels the shifts as P_in to this power (√P_in)
 DRIFT_FLOOR = 0.1  # the drift pathway's least weight on any old text (v10 design, docs/validity/v10/form.txt)
 EARLY_STEP = 5  # the first checkpoint: where `calibrate` reads the adaptation off its probes (term 7)
 
@@ -462,7 +463,7 @@ def competition(
         return np.maximum(np.array(result), 0.0)
     contexts = OldContexts.of(old)
     tokens, weight, count = contexts.tokens, contexts.weight, contexts.count
-    overlap = np.sqrt((weight * np.asarray(contained)[tokens]).sum(axis=1) / count)[:, None]
+    overlap = (((weight * np.asarray(contained)[tokens]).sum(axis=1) / count) ** OVERLAP_POWER)[:, None]
     result = []
     for scale in scales:
         z = np.clip(saturate(scale * shift, target), -MAX_SHIFT, MAX_SHIFT)
