@@ -90,7 +90,7 @@ def rank(
 
     >>> ranked = rank(["sample_corpora/korean-notes.txt", "sample_corpora/"], "demo")
     >>> [(r.name, round(r.summary.forecast.total, 2)) for r in ranked]
-    [('sample_corpora/', 0.04), ('sample_corpora/korean-notes.txt', 0.47)]
+    [('sample_corpora/', 0.03), ('sample_corpora/korean-notes.txt', 0.47)]
     """
     candidates = _candidates(candidates)
     plan = plan or TrainingPlan()
