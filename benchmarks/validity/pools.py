@@ -7,6 +7,8 @@
     python benchmarks/validity/pools.py J    # -> benchmarks/.cache/pool-j/... (v7's test: only after its freeze)
     python benchmarks/validity/pools.py K    # -> benchmarks/.cache/pool-k/... (v8's test: only after its freeze)
     python benchmarks/validity/pools.py L    # -> benchmarks/.cache/pool-l/... (v9's test: only after its freeze)
+    python benchmarks/validity/pools.py M    # -> benchmarks/.cache/pool-m/... (v10's test: only after its freeze)
+    python benchmarks/validity/pools.py probes   # -> benchmarks/.cache/probes-real/... (needs npm and trafilatura)
 
 Every source of `../shared/data` is design data for the forecast now (issue 30), so its held-out tests
 need text from elsewhere. These are real texts nobody here wrote, each fetched by package name and
@@ -15,7 +17,12 @@ its corpora: whole files (or whole entries) in sorted order until about 1 MB, th
 end. Several are copyleft (GPL): they are built into the ignored cache, never committed. No source of
 one pool shares a package or an upstream project with another pool or with `../shared/data`. The
 protocols that hold them out are docs/validity/v4/PROTOCOL-pool-f.md, PROTOCOL-pool-g.md,
-PROTOCOL-pool-h.md to PROTOCOL-pool-l.md, each committed before its pool's first run.
+PROTOCOL-pool-h.md to PROTOCOL-pool-m.md, each committed before its pool's first run.
+
+`probes` is not a pool: it is the candidate probe set of real text for `calibrate` (v11's design,
+docs/validity/v11/probe-set-proposal.md), permissively licensed so that the package may ship it, cut smaller
+(PROBE_LIMIT). Its HTML pages are reduced to their main text by trafilatura, the extractor web-scale corpora
+use (`pip install trafilatura 'lxml[html_clean]'`).
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import suite_v2 as v2
 
 LIMIT = 1_000_000  # bytes of UTF-8, as ../shared/data's corpora
+PROBE_LIMIT = 150_000  # bytes of UTF-8: a probe is one plan-A epoch (20,480 tokens) and some to spare in any script
 SIMPLE = "https://pypi.org/simple"  # the index sdists are fetched from (PEP 503)
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -50,6 +58,8 @@ class Source:
     entries: bool = False  # a fortune file: entries separated by "%" lines become paragraphs
     exclude: str = r"$^"
     words: bool = False  # a hunspell dictionary: its count line and each word's "/FLAGS" left out
+    every: int = 1  # keep every EVERY-th line: a sorted word list sampled across its alphabet
+    html: str = ""  # HTML pages in this language (`<html lang=...>`), each reduced to its main text
 
 
 POOL_F = {
@@ -654,6 +664,61 @@ POOL_M = {  # docs/validity/v4/PROTOCOL-pool-m.md: v10's test; patterns from the
     ),
 }
 
+PROBES = {  # docs/validity/v11/probe-set-proposal.md: calibration data, never a held-out pool's source
+    "en-docs-python-markdown": Source(
+        "pypi:Markdown==3.7",
+        r"^markdown-3\.7/docs/.+\.md$",
+        "BSD-3-Clause (Python-Markdown; the sdist's LICENSE.md)",
+        "English documentation prose in light Markdown (Python-Markdown's manual)",
+        exclude=r"/api\.md$",
+    ),
+    "code-python-stdlib": Source(
+        "deb:libpython3.11-stdlib=3.11.2-6+deb12u9",
+        r"^usr/lib/python3\.11/(pprint|shlex|statistics)\.py$",
+        "PSF-2.0 (CPython; Debian copyright)",
+        "Python code (three modules of the standard library)",
+    ),
+    "words-snowball-en": Source(
+        "deb:snowball-data=0+20210120-1",
+        r"^usr/share/snowball/data/english/voc\.txt$",
+        "BSD-3-Clause (Snowball; Debian copyright)",
+        "English word list, one a line (Snowball's stemmer test vocabulary), every third word",
+        every=3,
+    ),
+    "table-mime-types": Source(
+        "deb:media-types=10.0.0",
+        r"^etc/mime\.types$",
+        "public domain (Debian's media-types; Debian copyright)",
+        "a plain-text registry table (media types and their file extensions)",
+    ),
+    "de-apache-manual": Source(
+        "deb:apache2-doc=2.4.71-1~deb12u1",
+        r"^usr/share/doc/apache2-doc/manual/de/.+\.html$",
+        "Apache-2.0 (Apache HTTP Server documentation; Debian copyright)",
+        "German technical prose (the Apache HTTP Server manual's German pages)",
+        html="de",
+    ),
+    "ja-apache-manual": Source(
+        "deb:apache2-doc=2.4.71-1~deb12u1",
+        r"^usr/share/doc/apache2-doc/manual/ja/.+\.html$",
+        "Apache-2.0 (Apache HTTP Server documentation; Debian copyright)",
+        "Japanese technical prose (the Apache HTTP Server manual's Japanese pages)",
+        html="ja",
+    ),
+    "ru-docs-pymorphy3": Source(
+        "pypi:pymorphy3==2.0.6",
+        r"^pymorphy3-2\.0\.6/docs/.+\.rst$",
+        "MIT (pymorphy3; the sdist's LICENSE.txt)",
+        "Russian documentation prose in reStructuredText (pymorphy3's manual)",
+    ),
+    "code-js-commander": Source(
+        "npm:commander@14.0.2",
+        r"^package/lib/.+\.js$",
+        "MIT (commander; its LICENSE)",
+        "JavaScript code (commander's library)",
+    ),
+}
+
 POOLS = {
     "F": (v2.CACHE.parent / "pool-f", POOL_F),
     "G": (v2.CACHE.parent / "pool-g", POOL_G),
@@ -663,6 +728,7 @@ POOLS = {
     "K": (v2.CACHE.parent / "pool-k", POOL_K),
     "L": (v2.CACHE.parent / "pool-l", POOL_L),
     "M": (v2.CACHE.parent / "pool-m", POOL_M),
+    "probes": (v2.CACHE.parent / "probes-real", PROBES),
 }
 
 
@@ -677,6 +743,11 @@ def fetch(spec: str, into: Path) -> Path:
             (deb,) = into.glob(f"{name.split('=')[0]}_*.deb")
             subprocess.run(["dpkg-deb", "-x", str(deb), str(folder)], check=True)
         return folder
+    if kind == "npm":
+        tarball = into / (name.replace("@", "-", 1).lstrip("@") + ".tgz")
+        if not tarball.is_file():
+            subprocess.run(["npm", "pack", "-q", name, "--pack-destination", str(into)], check=True)
+        return tarball
     pattern = name.replace("==", "-") + ("*.tar.gz" if kind == "pypi" else "*.whl")
     if not list(into.glob(pattern)):
         if kind == "pypi":
@@ -721,25 +792,35 @@ def members(archive: Path, source: Source) -> list[tuple[str, bytes]]:
         with tarfile.open(archive) as t:
             found = [(m.name, t.extractfile(m).read()) for m in t.getmembers() if m.isfile() and wanted(m.name)]
     found = [(p, gzip.decompress(b) if p.endswith((".gz", ".dz")) else b) for p, b in found]  # .dz: dictzip
+    if source.html:  # pages in the wanted language only: a translation falls back to English where it is missing
+        lang = re.compile(rf"<html[^>]*\blang=\"{re.escape(source.html)}\"".encode())
+        found = [(p, b) for p, b in found if lang.search(b)]
     return sorted(found)
 
 
 def text_of(path: str, raw: bytes, source: Source) -> str:
     """The file's text, cleaned; a byte that is not UTF-8 becomes U+FFFD (SOURCE.txt counts them in the cut)."""
     text = ANSI.sub("", raw.decode("utf-8", errors="replace")).replace("\r\n", "\n")
+    if source.html:
+        import trafilatura
+
+        text = trafilatura.extract(text, include_tables=True, include_comments=False) or ""
     if source.entries:
         text = re.sub(r"(?m)^%\s*$", "", text)  # fortune entries: "%" lines become paragraph breaks
     if source.words:
         text = "\n".join(line.split("/", 1)[0] for line in text.split("\n")[1:])
+    if source.every > 1:
+        text = "\n".join(line for line in text.split("\n") if line.strip())
+        text = "\n".join(text.split("\n")[:: source.every])
     text = "\n".join(line.rstrip() for line in text.split("\n"))
     return re.sub(r"\n{3,}", "\n\n", text).strip("\n")
 
 
-def corpus(files: list[tuple[str, str]]) -> tuple[str, list[str]]:
+def corpus(files: list[tuple[str, str]], limit: int = LIMIT) -> tuple[str, list[str]]:
     """Whole files joined by a blank line until about LIMIT bytes; the last one cut at a line end."""
     out, used, size = [], [], 0
     for path, text in files:
-        room = LIMIT - size
+        room = limit - size
         if room <= 0:
             break
         encoded = text.encode("utf-8")
@@ -752,12 +833,12 @@ def corpus(files: list[tuple[str, str]]) -> tuple[str, list[str]]:
     return "\n\n".join(out) + "\n", used
 
 
-def build(name: str, source: Source, out: Path, log) -> Path:
+def build(name: str, source: Source, out: Path, log, limit: int = LIMIT) -> Path:
     archive = fetch(source.package, out / "downloads")
     found = members(archive, source)
     if not found:
         raise SystemExit(f"{out.name}: {source.package} has no file matching {source.pattern!r}")
-    text, used = corpus([(p, text_of(p, b, source)) for p, b in found])
+    text, used = corpus([(p, text_of(p, b, source)) for p, b in found], limit)
     folder = out / name
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{name}.txt").write_text(text, encoding="utf-8")
@@ -766,8 +847,10 @@ def build(name: str, source: Source, out: Path, log) -> Path:
         f"corpus: {name}\nsource: {source.package}\nfiles: {len(used)} of {len(found)} matching "
         f"{source.pattern}: {listing}\nlicense: {source.licence}\nkind: {source.kind}\n"
         f"processing: UTF-8, ANSI colour codes removed, trailing spaces stripped, runs of blank lines "
-        f"collapsed{', fortune separators made blank lines' if source.entries else ''}; files in path order "
-        f"joined by a blank line up to {LIMIT:,} bytes; {text.count(chr(0xFFFD))} byte(s) that were not UTF-8\n",
+        f"collapsed{', fortune separators made blank lines' if source.entries else ''}"
+        f"{', HTML reduced to its main text (trafilatura)' if source.html else ''}"
+        f"{f', every {source.every}th line kept' if source.every > 1 else ''}; files in path order "
+        f"joined by a blank line up to {limit:,} bytes; {text.count(chr(0xFFFD))} byte(s) that were not UTF-8\n",
         encoding="utf-8",
     )
     log(f"{name:>22}: {len(text.encode('utf-8')):>9,} bytes from {len(used)} file(s) of {source.package}")
@@ -777,9 +860,12 @@ def build(name: str, source: Source, out: Path, log) -> Path:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("pool", choices=sorted(POOLS), help="which pool to build")
-    out, pool = POOLS[parser.parse_args().pool]
+    chosen = parser.parse_args().pool
+    out, pool = POOLS[chosen]
     for name, source in pool.items():
-        build(name, source, out, lambda message: print(message, flush=True))
+        build(
+            name, source, out, lambda message: print(message, flush=True), PROBE_LIMIT if chosen == "probes" else LIMIT
+        )
     return 0
 
 

@@ -10,6 +10,7 @@
     python benchmarks/validity/suite_v4_pools.py K             # -> .../v4-pool-k/ (v8's test)
     python benchmarks/validity/suite_v4_pools.py L             # -> .../v4-pool-l/ (v9's test)
     python benchmarks/validity/suite_v4_pools.py M             # -> .../v4-pool-m/ (v10's test)
+    python benchmarks/validity/suite_v4_pools.py probes        # -> .../v4-probes-real/ (v11's candidate probes)
 
 The protocols are docs/validity/v4/PROTOCOL-pool-f.md, PROTOCOL-pool-g.md and PROTOCOL-pool-h.md, each
 committed before its suite was built. The recipe is v4's (`suite_v4.build`: the same old texts, plan A with its curve
@@ -22,7 +23,9 @@ first seeds, then second seeds, then replay; pool H's one suite, its jobs in PRO
 (first seeds, second seeds, replay, learning rates, regime B), tests v5 beside v4. Pool I's
 (PROTOCOL-pool-i.md, the same order) tests v6 beside v5, and cuts four sources at a fifth of an epoch too:
 a source too small for that cut (five times the plan's tokens) runs at one epoch only, and the build says so.
-Pools J to M (PROTOCOL-pool-j.md to PROTOCOL-pool-m.md) follow pool I's recipe and order.
+Pools J to M (PROTOCOL-pool-j.md to PROTOCOL-pool-m.md) follow pool I's recipe and order. `probes` is not a
+pool: the candidate probe set of real text for `calibrate` (docs/validity/v11/probe-set-proposal.md), each at one
+epoch and two at ten, as v3's probes were run, seed 0 only: design data, not held out.
 """
 
 from __future__ import annotations
@@ -268,8 +271,22 @@ POOLS = {
         learning_rates=("hu-words", "txt-nmap", "code-postscript", "en-autoconf-doc"),
         regime_b=("en-pyvmomi-rst", "he-words", "txt-gromacs-top", "code-agda", "code-icon", "code-python-paramiko"),
     ),
+    "probes": Pool(  # not a pool: v11's candidate probes (calibration data), first seeds only
+        order=(
+            "en-docs-python-markdown",
+            "code-python-stdlib",
+            "words-snowball-en",
+            "table-mime-types",
+            "de-apache-manual",
+            "ja-apache-manual",
+            "ru-docs-pymorphy3",
+            "code-js-commander",
+        ),
+        repeated=("en-docs-python-markdown", "code-python-stdlib"),
+        replayed=(),
+    ),
 }
-OUT = {pool: v2.CACHE / f"v4-pool-{pool.lower()}" for pool in POOLS}
+OUT = {pool: v2.CACHE / f"v4-pool-{pool.lower()}" for pool in POOLS} | {"probes": v2.CACHE / "v4-probes-real"}
 MORE = {"F": v2.CACHE / "v4-pool-f-more"}  # pool F's supplement (PROTOCOL-pool-f.md, amendment 1)
 
 
@@ -290,6 +307,8 @@ def main() -> int:
     if args.pool == "F":  # F's first suite has no replay mixes; its supplement holds them
         recipes, replays = (pool.recipes | pool.replay, pool.replay) if args.supplement else (pool.recipes, {})
         out, job_list = (MORE["F"], pool.more_jobs()) if args.supplement else (OUT["F"], pool.first_jobs())
+    elif args.pool == "probes":  # design data: one seed
+        recipes, replays, out, job_list = pool.recipes, {}, OUT["probes"], pool.first_jobs()
     else:  # one suite: first seeds, then the rest
         recipes, replays, out = pool.recipes | pool.replay, pool.replay, OUT[args.pool]
         job_list = pool.first_jobs() + pool.more_jobs()
