@@ -108,6 +108,12 @@ def v3_probes() -> tuple[list[dict], Path, dict]:
     return probes, v3.OUT, json.loads((v3.OUT / "suite.json").read_text())
 
 
+def probe_runs(folder: Path, log: Path) -> tuple[list[dict], Path, dict]:
+    """The plan-A runs logged in LOG of the probe suite in FOLDER, as `v3_probes` gives v3's: another probe set."""
+    probes = [r for r in read_log(log) if r["regime"] == "A"]
+    return probes, folder, json.loads((folder / "suite.json").read_text())
+
+
 class Runs:
     """One suite's measured runs (those KEEP selects; runs of the suites FINGERPRINTS name are taken too, where
     the caller has checked that they hold the same tokens), a profile of every run's text against each old text,
@@ -233,7 +239,10 @@ class Runs:
     @cached_property
     def probes(self) -> dict:
         """{old: [(name, measured on OLD, profile)]}: the probe runs (plan A) calibration fits."""
-        records, folder, suite = self._probes
+        return self.profiled(*self._probes)
+
+    def profiled(self, records: list[dict], folder: Path, suite: dict) -> dict:
+        """{old: [(name, measured on OLD, profile)]} of probe RECORDS, their texts in the suite in FOLDER."""
         files = {run["name"]: run["file"] for run in suite["runs"]}
         probes = {}
         for record in records:
@@ -288,16 +297,17 @@ def baselines(profile, plan) -> dict[str, float]:
     }
 
 
-def calibrate(runs: Runs, old: str):
-    """The forecast's constants fitted on the suite's probes measured on OLD (`vocabrisk.risk.calibration.fit`)."""
+def calibrate(runs: Runs, old: str, probes: dict | None = None):
+    """The forecast's constants fitted on the suite's probes measured on OLD (`vocabrisk.risk.calibration.fit`), or
+    on PROBES (`Runs.profiled`)."""
     from vocabrisk.risk.calibration import Calibration, ProbeRun, fit
     from vocabrisk.risk.forecast import Drive
     from vocabrisk.risk.summary import Summary
 
-    probes = []
-    losses = [measured["base"] for _, measured, _ in runs.probes[old] if "base" in measured]
+    chosen, probes = (probes or runs.probes)[old], []
+    losses = [measured["base"] for _, measured, _ in chosen if "base" in measured]
     old_loss = float(np.median(losses)) if losses else None  # the base model's loss on OLD, as calibrate keeps it
-    for name, measured, profile in runs.probes[old]:
+    for name, measured, profile in chosen:
         unit = Summary.of(profile, runs.plans["A"], Calibration(kappa=1.0, body_gain=1.0, old_loss=old_loss))
         drive = Drive.of(profile.shares, unit.risk.exposure, unit.risk.prior, runs.plans["A"], profile.total_tokens)
 
