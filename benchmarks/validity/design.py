@@ -59,6 +59,19 @@ def spearman(x, y) -> float:
     return float(spearmanr(x, y).statistic)
 
 
+def against(say, what: str, values, chosen: list[dict], features: dict) -> None:
+    """Say the Spearman of VALUES (one per CHOSEN run) against each of FEATURES (name: run -> number)."""
+    for label, feature in features.items():
+        say(f"   {what} against {label}: Spearman {spearman(values, [feature(c) for c in chosen]):+.2f}")
+
+
+def by_likeness(values, chosen: list[dict]) -> tuple[float, float]:
+    """The median of VALUES over the CHOSEN runs in the lowest and in the highest quartile of B (likeness)."""
+    values, b = np.asarray(values), np.array([c["B"] for c in chosen])
+    low, high = np.quantile(b, [0.25, 0.75])
+    return float(np.median(values[b <= low])), float(np.median(values[b >= high]))
+
+
 class Transcript:
     """A design probe's output: each line printed as it comes and kept, then written whole to its file."""
 

@@ -37,7 +37,7 @@ import design_v8 as v8
 import design_v10 as first
 import design_v10_form as v10
 import forms
-from design import Transcript, spearman
+from design import Transcript, against, by_likeness, spearman
 
 OUT = data.REPO / "docs" / "validity" / "v11" / "body.txt"
 FLOOR = 0.1  # v10's drift floor
@@ -89,14 +89,10 @@ def main() -> int:
         totals, heads = [e[0] for e in errors], [e[1] for e in errors]
         say(f"   total's error against the head part's error: Spearman {spearman(totals, heads):+.2f}, "
             f"against the body part's: {spearman(totals, [e[2] for e in errors]):+.2f}")  # fmt: skip
-        body_errors = np.array([e[2] for e in errors])
-        for label, feature in FEATURES.items():
-            rho = spearman(body_errors, [feature(c) for c in chosen])
-            say(f"   body part's error against {label}: Spearman {rho:+.2f}")
-        b = np.array([c["B"] for c in chosen])
-        b_low, b_high = np.quantile(b, [0.25, 0.75])
-        say(f"   body part's median error, lowest B quartile {np.median(body_errors[b <= b_low]):+.3f}, "
-            f"highest B quartile {np.median(body_errors[b >= b_high]):+.3f}")  # fmt: skip
+        body_errors = [e[2] for e in errors]
+        against(say, "body part's error", body_errors, chosen, FEATURES)
+        low, high = by_likeness(body_errors, chosen)
+        say(f"   body part's median error, lowest B quartile {low:+.3f}, highest B quartile {high:+.3f}")
     say.write(OUT)
     return 0
 

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import data
 import design_v8 as v8
 import design_v10 as first
-from design import Transcript, spearman
+from design import Transcript, against, by_likeness
 
 OUT = data.REPO / "docs" / "validity" / "v11" / "head.txt"
 SMALLEST = 0.005  # nats: the least measured head part whose ratio is read
@@ -57,12 +57,9 @@ def main() -> int:
             f"(quartiles {low:.2f}-{high:.2f})")  # fmt: skip
         with np.errstate(divide="ignore"):
             logs = np.log(ratio)
-        for label, feature in FEATURES.items():
-            say(f"   log ratio against {label}: Spearman {spearman(logs, [feature(c) for c in chosen]):+.2f}")
-        b = np.array([c["B"] for c in chosen])
-        b_low, b_high = np.quantile(b, [0.25, 0.75])
-        say(f"   median ratio, lowest B quartile {np.median(ratio[b <= b_low]):.2f}, "
-            f"highest B quartile {np.median(ratio[b >= b_high]):.2f}")  # fmt: skip
+        against(say, "log ratio", logs, chosen, FEATURES)
+        low, high = by_likeness(ratio, chosen)
+        say(f"   median ratio, lowest B quartile {low:.2f}, highest B quartile {high:.2f}")
     say.write(OUT)
     return 0
 

@@ -47,7 +47,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import data
 import design_v8 as v8
 import design_v10 as first
-import forms
 import score
 from design import Transcript, spearman
 
@@ -64,28 +63,16 @@ MARGIN = 3  # wiki runs within x2 a form must add to R0's to be taken
 
 def reductions(log) -> list[dict]:
     """Every replay run of pools E to L on both old texts: its measured reduction and each form's forecast one."""
-    from vocabrisk.risk.summary import Summary
-
     rows = []
     for label in first.POOLS:
         runs = v8._runs(log, label)
         for old in v8.OLDS:
-            calibration = score.calibrate(runs, old)
-            replay_text = runs.replay(old)
-            for name in runs.names("A", role="replay"):
-                source, tail = name.split("+replay")
-                share = float(tail.rstrip("%")) / 100
-                if not runs.records(source, "A"):
-                    continue
-                summary = Summary.of(runs.profiles[source, old], runs.plans["A"], calibration)
-                with forms.replaying(replay_text):
-                    what_if = summary.mixed(replay_text.shares, share)
+            for name, share, summary, what_if, measured in score.what_ifs(runs, old, score.calibrate(runs, old)):
                 f, squared = summary.forecast, what_if.forecast.replay.coverage
                 forgetting = f.head + f.body  # what replay can take away: the adaptation is the plan's
                 onset = -math.expm1(-share / REPLAY_ONSET)
                 rows.append({
-                    "pool": label, "old": old, "run": name, "share": share,
-                    "measured": runs.value(source, "A", old, "total") - runs.value(name, "A", old, "total"),
+                    "pool": label, "old": old, "run": name, "share": share, "measured": measured,
                     "R0": f.total - what_if.forecast.total,
                     "R1": squared * onset * forgetting,
                     "R2": math.sqrt(squared) * onset * forgetting,

@@ -39,7 +39,7 @@ import math
 import sys
 import tempfile
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
@@ -580,23 +580,29 @@ def regime_b(runs: Runs, old: str, calibration) -> dict | None:
     }
 
 
-def replay(runs: Runs, old: str, calibration) -> dict:
-    """Each replay run: the forecast's reduction (the what-if, `Summary.mixed`) against the measured one."""
+def what_ifs(runs: Runs, old: str, calibration) -> Iterator[tuple[str, float, object, object, float]]:
+    """Each replay run whose source was measured: its name, share, the source's summary, the what-if
+    (`Summary.mixed`) and the measured reduction (the source's total less the replay run's)."""
     from vocabrisk.risk.summary import Summary
 
-    rows = []
     for n in runs.names("A", role="replay"):
-        base_name, tail = n.split("+replay")
-        share_ = float(tail.rstrip("%")) / 100
-        if not runs.records(base_name, "A"):
+        source, tail = n.split("+replay")
+        share = float(tail.rstrip("%")) / 100
+        if not runs.records(source, "A"):
             continue
-        summary = Summary.of(runs.profiles[base_name, old], runs.plans["A"], calibration)
+        summary = Summary.of(runs.profiles[source, old], runs.plans["A"], calibration)
         replay_text = runs.replay(old)
         with forms.replaying(replay_text):
-            what_if = summary.mixed(replay_text.shares, share_)
+            what_if = summary.mixed(replay_text.shares, share)
+        yield n, share, summary, what_if, runs.value(source, "A", old, "total") - runs.value(n, "A", old, "total")
+
+
+def replay(runs: Runs, old: str, calibration) -> dict:
+    """Each replay run: the forecast's reduction (the what-if, `Summary.mixed`) against the measured one."""
+    rows = []
+    for n, share, summary, what_if, measured in what_ifs(runs, old, calibration):
         predicted = summary.forecast.total - what_if.forecast.total
-        measured = runs.value(base_name, "A", old, "total") - runs.value(n, "A", old, "total")
-        rows.append({"run": n, "share": share_, "forecast_reduction": predicted, "measured_reduction": measured,
+        rows.append({"run": n, "share": share, "forecast_reduction": predicted, "measured_reduction": measured,
                      "within_x2": within([predicted], [measured], 2.0)[0]})  # fmt: skip
     return {"runs": len(rows), "within_x2": sum(r["within_x2"] for r in rows), "per_run": rows}
 
