@@ -283,8 +283,10 @@ calibrate_options = options(
     click.option("--model", default=DEFAULT_MODEL, show_default=True,
                  help="Base model: a local folder, hub id in the cache, or 'demo'."),
     click.option("--probe", "probes", multiple=True, type=click.Path(exists=True),
-                 help="Generic text the model did not see, not one of your candidates (repeatable).  [default: the "
-                      "probe set shipped with vocabrisk: English prose, Python code, German dialogue, Korean notes]"),
+                 help="Generic text the model did not see, not one of your candidates (repeatable); real text of "
+                      "the kinds you scan sets the scale best.  [default: the probe set shipped with vocabrisk: "
+                      "English prose, Python code, German dialogue, Korean notes, written for it; on SmolLM2 they "
+                      "over-state forgetting of a prose old text about 2.6x (docs/VALIDITY.md)]"),
     click.option("--reference", multiple=True, type=click.Path(exists=True),
                  help="Old text, in the base model's own distribution, to measure forgetting on. "
                       "[default: the model's bundled sample]"),
