@@ -102,16 +102,15 @@ def v3_replay(loaded) -> list[str]:
     return sources.split("en-wikitext2")[1] + sources.split("en-wikitext2")[0][-40:]
 
 
+def probe_runs(folder: Path, log: Path, keep: Callable[[dict], bool] = lambda r: True) -> tuple[list[dict], Path, dict]:
+    """The plan-A runs logged in LOG (those KEEP selects) of the probe suite in FOLDER, the suite beside them."""
+    probes = [r for r in read_log(log) if r["regime"] == "A" and keep(r)]
+    return probes, folder, json.loads((folder / "suite.json").read_text())
+
+
 def v3_probes() -> tuple[list[dict], Path, dict]:
     """v3's 5 probe runs (plan A), their suite folder and suite: what v3 and v4 are calibrated on."""
-    probes = [r for r in read_log(V3_RUNS) if r["split"] == "probe" and r["regime"] == "A"]
-    return probes, v3.OUT, json.loads((v3.OUT / "suite.json").read_text())
-
-
-def probe_runs(folder: Path, log: Path) -> tuple[list[dict], Path, dict]:
-    """The plan-A runs logged in LOG of the probe suite in FOLDER, as `v3_probes` gives v3's: another probe set."""
-    probes = [r for r in read_log(log) if r["regime"] == "A"]
-    return probes, folder, json.loads((folder / "suite.json").read_text())
+    return probe_runs(v3.OUT, V3_RUNS, lambda r: r["split"] == "probe")
 
 
 class Runs:
