@@ -88,7 +88,7 @@ def main() -> int:
                 mine = [r for r in rows if r["pool"] == label and r["old"] == old]
                 forecast, measured = [r[key] for r in mine], [r["measured"] for r in mine]
                 order = spearman(forecast, measured)
-                share = float(np.mean([m > 0 and 0.5 <= f / m <= 2 for f, m in zip(forecast, measured, strict=True)]))
+                share = float(np.mean(score.within(forecast, measured, 2.0)))
                 orders.append(order)
                 shares.append(share)
                 cells.append(f"{label} {order:+.2f}/{share:.0%}")

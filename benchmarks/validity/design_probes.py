@@ -35,6 +35,7 @@ import design_v8 as v8
 import design_v10 as first
 import design_v10_form as v10
 import forms
+import score
 from design import Transcript
 from design_scale import FLOOR, gain_on
 from design_v9 import probes
@@ -47,11 +48,8 @@ MEDIAN, LOW = 0.45, 0.30  # the rule's least mean median and mean 10th percentil
 
 def within(chosen: list[dict], gain: float, adaptation: float) -> float:
     """The share of CHOSEN within x2 under GAIN (v10.made's curve at the plan's end, its body unit kept)."""
-    hits = [
-        c["total"] > 0 and 0.5 <= (c["head"] + gain * c["unit_v10"] - adaptation * c["ramp"]) / c["total"] <= 2
-        for c in chosen
-    ]
-    return float(np.mean(hits))
+    forecast = [c["head"] + gain * c["unit_v10"] - adaptation * c["ramp"] for c in chosen]
+    return float(np.mean(score.within(forecast, [c["total"] for c in chosen], 2.0)))
 
 
 def main() -> int:
