@@ -99,7 +99,7 @@ both old texts better, and a calibrated gain no longer stops at the end of a fix
 (`risk.calibration`). v9 adds the drift pathway of term 6, weighted by the base model's loss on the old
 text; designed on seen runs only (v3, pools E to K, five old texts), its held-out test is pool L. v10 (designed
 on v3 and pools E to L) measures term 7 per old text in `calibrate` and gives the drift pathway a floor; its
-held-out test is pool M (docs/validity/v4/PROTOCOL-pool-m.md).
+held-out test is pool M (docs/validity/v4/PROTOCOL-pool-m.md; docs/VALIDITY.md, "Held out: pool M").
 
 Without calibration the documented defaults below apply and the band is wider.
 """
