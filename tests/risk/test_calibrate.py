@@ -12,6 +12,7 @@ from click.testing import CliRunner
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+import vocabrisk
 from vocabrisk import scan
 from vocabrisk.cli.commands import main
 from vocabrisk.risk.summary import Summary
@@ -58,9 +59,8 @@ def test_calibrate_with_no_probe_trains_the_shipped_set_and_checks_each_source_l
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     probes = {run["probe"].split(" (")[0] for run in data["runs"]}
-    assert probes == {
-        f"{name}.jsonl.gz" for name in ("english-prose", "python-code", "german-dialogue", "korean-notes")
-    }
+    shipped = json.loads((Path(vocabrisk.__file__).parent / "verify" / "probe_set" / "sources.json").read_text())
+    assert probes == {f"{name}.jsonl.gz" for name in shipped} and len(shipped) == 8
     left_out = data["calibration"]["left_out"]
-    assert left_out["sources"] == 4 and left_out["runs"] == 8  # each source's two runs forecast by the others' fit
+    assert left_out["sources"] == 8 and left_out["runs"] == 16  # each source's two runs forecast by the others' fit
     assert 0.0 <= left_out["within_x2"] <= 1.0

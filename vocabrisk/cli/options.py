@@ -284,9 +284,9 @@ calibrate_options = options(
                  help="Base model: a local folder, hub id in the cache, or 'demo'."),
     click.option("--probe", "probes", multiple=True, type=click.Path(exists=True),
                  help="Generic text the model did not see, not one of your candidates (repeatable); real text of "
-                      "the kinds you scan sets the scale best.  [default: the probe set shipped with vocabrisk: "
-                      "English prose, Python code, German dialogue, Korean notes, written for it; on SmolLM2 they "
-                      "over-state forgetting of a prose old text about 2.6x (docs/VALIDITY.md)]"),
+                      "the kinds you scan sets the scale best.  [default: the probe set shipped with vocabrisk: eight "
+                      "real texts (English docs, Python and JavaScript code, a word list, a table, German, Japanese "
+                      "and Russian technical prose), 16 fine-tunes]"),
     click.option("--reference", multiple=True, type=click.Path(exists=True),
                  help="Old text, in the base model's own distribution, to measure forgetting on. "
                       "[default: the model's bundled sample]"),

@@ -47,8 +47,10 @@ class CalibrationResult:
 
 
 PROBE_SET = tuple(sorted(str(p) for p in (Path(__file__).parent / "probe_set").glob("*.jsonl.gz")))
-"""The probes `calibrate` trains on unless given others: four texts of four kinds written for this project
-(English prose, Python code, German dialogue, Korean notes; scripts/make_probe_set.py)."""
+"""The probes `calibrate` trains on unless given others: eight real texts of eight kinds, none written for this
+project (English documentation, Python and JavaScript code, an English word list, a plain-text table, German,
+Japanese and Russian technical prose; `probe_set/sources.json` and `probe_set/licenses/` say where each comes from
+and under which licence; scripts/make_probe_set.py)."""
 
 
 def calibrate(
