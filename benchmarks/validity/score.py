@@ -8,6 +8,7 @@
 
     python benchmarks/validity/score.py --pool-h       # pool H: v5 and v4 beside it -> docs/validity/v4/pool-h/
     python benchmarks/validity/score.py --pool-i       # pool I: v6 and v5 beside it -> docs/validity/v4/pool-i/
+    python benchmarks/validity/score.py --pool-n       # pool N: v11 (v10 on the shipped real probes), v10 beside it
 
 Every prediction is recomputed from counts, the head and the plan; the raw runs (`*-runs.jsonl` under
 docs/validity/) never change. Each set is scored by the form it tested, as it was reported: v4's own sets
@@ -67,6 +68,7 @@ V4_REPLAY = V4 / "replay"  # the replay supplement (docs/validity/v4/PROTOCOL-re
 V2_BASES = ("demo", "smollm2")  # the bases v2 has runs of (bench's were never made)
 V2_OLD = "old"  # a v2 suite's one old text (old.jsonl), named as runner.py names it
 WIKI_REPLAY = "wiki"  # the old text replay is measured on (the replay text is its kind)
+V11_PROBES = data.REPO / "docs" / "validity" / "v11" / "probes" / "smollm2-runs.jsonl"  # the shipped probe set's runs
 V3_KAPPA_PER_WIDTH, V3_BODY_GAIN = 0.14, 21.0  # the v3 forecast as landed (7f7fb88), uncalibrated
 SMOLLM2_ADAPTATION = forms.LANDED_ADAPTATION  # marks SmolLM2's runs: term 7 by `forms.smollm2_adaptation`
 BOOTSTRAP = 2000
@@ -109,8 +111,14 @@ def probe_runs(folder: Path, log: Path, keep: Callable[[dict], bool] = lambda r:
 
 
 def v3_probes() -> tuple[list[dict], Path, dict]:
-    """v3's 5 probe runs (plan A), their suite folder and suite: what v3 and v4 are calibrated on."""
+    """v3's 5 probe runs (plan A), their suite folder and suite: what v3 to v10 are calibrated on."""
     return probe_runs(v3.OUT, V3_RUNS, lambda r: r["split"] == "probe")
+
+
+def real_probes() -> tuple[list[dict], Path, dict]:
+    """The 10 runs of the probe set `calibrate` ships from v11 (scripts/make_probe_set.py): what v11 is calibrated
+    on (docs/VALIDITY.md, "v11")."""
+    return probe_runs(pool_recipes.OUT["probes"], V11_PROBES)
 
 
 class Runs:
@@ -329,9 +337,10 @@ def linear_shift():
 UNCALIBRATED_GAINS = {"v4": 1950.0, "v5": 18810.0, "v6": 61250.0, "v7": 124100.0, "v8": 124100.0, "v9": 130600.0}
 FORMS = {"v4": forms.as_v4, "v5": forms.as_v5, "v6": forms.as_v6, "v7": forms.as_v7, "v8": forms.as_v8,
          "v9": forms.as_v9}  # as landed  # fmt: skip
+REAL_PROBE_FORMS = {"v11": FORM}  # v11: v10's terms, calibrated on the shipped probe set of real text (real_probes)
 POOL_FORMS = {"H": ("v5", "v4"), "I": ("v6", "v5"), "J": ("v7", "v6"), "K": ("v8", "v7"), "L": ("v9", "v8"),
-              "M": (FORM, "v9")}  # fmt: skip
-TOKEN_ENTROPY_FORMS = ("v7", "v8", "v9", FORM)  # the forms whose body reads e^{-H₁/2}: their ablation takes it out
+              "M": (FORM, "v9"), "N": ("v11", FORM)}  # fmt: skip
+TOKEN_ENTROPY_FORMS = ("v7", "v8", "v9", FORM, "v11")  # bodies reading e^{-H₁/2}: their ablation drops it
 
 
 def v3_forecast(profile, plan, width: int) -> np.ndarray:
@@ -369,7 +378,7 @@ def ablations(
             "body without S (starved old share)": f.head + g * shape * t.alike * repetition - f.adaptation,
             "body without B (alike)": f.head + g * shape * t.starved * repetition - f.adaptation,
         }
-        if form in ("v9", FORM):  # R's two pathways (from v9): each alone
+        if form in ("v9", FORM, "v11"):  # R's two pathways (from v9): each alone
             rows[n] |= {
                 "R as transfer alone (v8's B)": f.head + g * shape * t.starved * t.alike * repetition - f.adaptation,
                 "R as drift alone": f.head + g * shape * t.starved * LIKENESS_REFERENCE * repetition - f.adaptation,
@@ -407,15 +416,17 @@ def within(predicted, measured, factor: float) -> list[bool]:
 
 
 def score(runs: Runs, form: str = FORM) -> dict:
-    """Every number the protocol reports, for the runs of the Runs' split, by today's forecast (FORM) or an
-    earlier form (FORMS)."""
+    """Every number the protocol reports, for the runs of the Runs' split, by today's forecast (FORM), an
+    earlier form (FORMS) or today's terms calibrated on the shipped real probe set (REAL_PROBE_FORMS)."""
     if form in FORMS:
         with FORMS[form]():
             return _score(runs, form)
+    if form in REAL_PROBE_FORMS:
+        return _score(runs, form, runs.profiled(*real_probes()))
     return _score(runs, form)
 
 
-def _score(runs: Runs, form: str) -> dict:
+def _score(runs: Runs, form: str, probes: dict | None = None) -> dict:
     from vocabrisk.risk.calibration import Calibration
     from vocabrisk.risk.summary import Summary
 
@@ -424,7 +435,7 @@ def _score(runs: Runs, form: str) -> dict:
     names = runs.names("A")
     results = {"split": runs.split, "candidates": len(names), "old": {}}
     for old in runs.suite["old"]:
-        calibration = calibrate(runs, old)
+        calibration = calibrate(runs, old, probes)
         if form in FORMS:  # fitted to that form's body term, inside FORMS[form]
             calibration = dataclasses.replace(calibration, form=form)
         default = dataclasses.replace(uncalibrated, old_loss=calibration.old_loss)  # a user's --old-loss
@@ -761,7 +772,8 @@ def main() -> int:
             results["one_epoch"] = one_epoch(results)
             results["fifth_epoch"] = fifth_epoch(results)
             title = f"{form} on pool {args.pool} (fresh sources): SmolLM2-135M-Instruct"
-            text += markdown(results, title) + one_epoch_markdown(results, args.pool) + fifth_markdown(results)
+            probes = "the shipped real probe set's 10 runs" if form in REAL_PROBE_FORMS else "v3's 5 probes"
+            text += markdown(results, title, probes) + one_epoch_markdown(results, args.pool) + fifth_markdown(results)
             text += "\n\n"
         results = scored[tested[0]] | {form: scored[form] for form in tested[1:]}
         text = text.rstrip("\n")
