@@ -8,6 +8,7 @@
     python benchmarks/validity/pools.py K    # -> benchmarks/.cache/pool-k/... (v8's test: only after its freeze)
     python benchmarks/validity/pools.py L    # -> benchmarks/.cache/pool-l/... (v9's test: only after its freeze)
     python benchmarks/validity/pools.py M    # -> benchmarks/.cache/pool-m/... (v10's test: only after its freeze)
+    python benchmarks/validity/pools.py N    # -> benchmarks/.cache/pool-n/... (v11's test: only after its freeze)
     python benchmarks/validity/pools.py probes   # -> benchmarks/.cache/probes-real/... (needs npm and trafilatura)
 
 Every source of `../shared/data` is design data for the forecast now (issue 30), so its held-out tests
@@ -17,7 +18,7 @@ its corpora: whole files (or whole entries) in sorted order until about 1 MB, th
 end. Several are copyleft (GPL): they are built into the ignored cache, never committed. No source of
 one pool shares a package or an upstream project with another pool or with `../shared/data`. The
 protocols that hold them out are docs/validity/v4/PROTOCOL-pool-f.md, PROTOCOL-pool-g.md,
-PROTOCOL-pool-h.md to PROTOCOL-pool-m.md, each committed before its pool's first run.
+PROTOCOL-pool-h.md to PROTOCOL-pool-n.md, each committed before its pool's first run.
 
 `probes` is not a pool: it is the candidate probe set of real text for `calibrate` (v11's design,
 docs/validity/v11/probe-set-proposal.md), permissively licensed so that the package may ship it, cut smaller
@@ -664,6 +665,87 @@ POOL_M = {  # docs/validity/v4/PROTOCOL-pool-m.md: v10's test; patterns from the
     ),
 }
 
+POOL_N = {  # docs/validity/v4/PROTOCOL-pool-n.md: v11's test; patterns from the packages' listings after v11's freeze
+    "en-lilypond-doc": Source(
+        "deb:lilypond-doc=2.24.1-2",
+        r"usr/share/info/lilypond-(essay|learning|usage)\.info(-\d+)?\.gz$",
+        "GFDL-1.3+ (LilyPond's documentation; Debian copyright)",
+        "English prose: the LilyPond manuals (the essay, learning manual and usage manual, their info files; the "
+        "generated internals reference, snippets and notation reference left out)",
+    ),
+    "en-gnucash-docbook": Source(
+        "deb:gnucash-docs=4.13-1",
+        r"usr/share/help/C/gnucash-(guide|help)/.+\.(xml|docbook)$",
+        "GFDL-NIV-1.1+ (GnuCash documentation; Debian copyright)",
+        "English technical prose in DocBook XML (the GnuCash Tutorial and Concepts Guide and Help Manual, their "
+        "English sources; the GFDL appendix and legal notice left out)",
+        exclude=r"/(fdl-appendix|legal)\.xml$",
+    ),
+    "en-fweb-texi": Source(
+        "deb:fweb-doc=1.62-14",
+        r"usr/share/doc/fweb/fweb\.texi\.gz$",
+        "GPL (FWEB; Debian copyright)",
+        "English technical prose in Texinfo (the FWEB manual, its Texinfo source)",
+    ),
+    "lv-words": Source(
+        "deb:hunspell-lv=1.4.0-4",
+        r"usr/share/hunspell/lv_LV\.dic$",
+        "LGPL-2.1+ (openoffice-lv; Debian copyright)",
+        "Latvian word list from a hunspell dictionary (Latin script; SET UTF-8)",
+        words=True,
+    ),
+    "uk-words": Source(  # the other-script alternate: myspell-el-gr's list is ISO 8859-7 (its .aff's SET line)
+        "deb:myspell-uk=1.8.0+dfsg-1",
+        r"usr/share/hunspell/uk_UA\.dic$",
+        "GPL-2/LGPL-2 (ispell-uk; Debian copyright)",
+        "Ukrainian word list from a hunspell dictionary (Cyrillic script; SET UTF-8)",
+        words=True,
+    ),
+    "txt-xfonts-encodings": Source(  # the tables' alternate: console-data's cut held 2,088 bytes that were not UTF-8
+        "deb:xfonts-encodings=1:1.0.4-2.2",
+        r"usr/share/fonts/X11/encodings/.+\.enc\.gz$",
+        "public domain (X.Org's encoding files; Debian copyright)",
+        "X.Org's font encoding maps (tables of code points to Unicode)",
+    ),
+    "txt-nwchem-basis": Source(
+        "deb:nwchem-data=7.0.2-4",
+        r"usr/share/nwchem/(libraries|libraryps)/.+",
+        "ECL-2.0 (NWChem; Debian copyright)",
+        "NWChem's basis-set and pseudopotential libraries (tables of exponents and coefficients; its AMBER/CHARMM "
+        "parameter files left out)",
+    ),
+    "code-spad": Source(
+        "deb:fricas-source=1.3.8-6",
+        r"usr/share/fricas/src/algebra/.+\.spad$",
+        "BSD-3-Clause (FriCAS; Debian copyright)",
+        "SPAD source code (FriCAS's algebra library in its native language)",
+    ),
+    "code-povray": Source(
+        "deb:povray-includes=1:3.7.0.10-2",
+        r"usr/share/povray-3\.7/include/.+\.inc$",
+        "CC-BY-SA-3.0 (POV-Ray's include files; Debian copyright)",
+        "POV-Ray scene description language (the .inc include files)",
+    ),
+    "code-inform6": Source(
+        "deb:inform6-library=6.12.6+dfsg1-1",
+        r"usr/share/inform6/library/.+\.h$",
+        "Artistic-2.0 (the Inform 6 library; Debian copyright)",
+        "Inform 6 source code (the interactive-fiction language's standard library)",
+    ),
+    "code-objc-gnustep": Source(
+        "deb:libgnustep-base-dev=1.28.1+really1.28.0-5",
+        r"usr/include/GNUstep/.+\.h$",
+        "LGPL-2.1+ (GNUstep Base; Debian copyright)",
+        "Objective-C source code (GNUstep Base's header files; its static libraries left out)",
+    ),
+    "code-python-dnspython": Source(
+        "pypi:dnspython==2.9.2",
+        r"dnspython-2\.9\.2/dns/.+\.py$",
+        "ISC (dnspython; the sdist's LICENSE)",
+        "Python source code (dnspython; the code old text's language)",
+    ),
+}
+
 PROBES = {  # docs/validity/v11/probe-set-proposal.md: calibration data, never a held-out pool's source
     "en-docs-python-markdown": Source(
         "pypi:Markdown==3.7",
@@ -728,6 +810,7 @@ POOLS = {
     "K": (v2.CACHE.parent / "pool-k", POOL_K),
     "L": (v2.CACHE.parent / "pool-l", POOL_L),
     "M": (v2.CACHE.parent / "pool-m", POOL_M),
+    "N": (v2.CACHE.parent / "pool-n", POOL_N),
     "probes": (v2.CACHE.parent / "probes-real", PROBES),
 }
 

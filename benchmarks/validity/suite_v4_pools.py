@@ -10,6 +10,7 @@
     python benchmarks/validity/suite_v4_pools.py K             # -> .../v4-pool-k/ (v8's test)
     python benchmarks/validity/suite_v4_pools.py L             # -> .../v4-pool-l/ (v9's test)
     python benchmarks/validity/suite_v4_pools.py M             # -> .../v4-pool-m/ (v10's test)
+    python benchmarks/validity/suite_v4_pools.py N             # -> .../v4-pool-n/ (v11's test)
     python benchmarks/validity/suite_v4_pools.py probes        # -> .../v4-probes-real/ (v11's candidate probes)
 
 The protocols are docs/validity/v4/PROTOCOL-pool-f.md, PROTOCOL-pool-g.md and PROTOCOL-pool-h.md, each
@@ -23,7 +24,7 @@ first seeds, then second seeds, then replay; pool H's one suite, its jobs in PRO
 (first seeds, second seeds, replay, learning rates, regime B), tests v5 beside v4. Pool I's
 (PROTOCOL-pool-i.md, the same order) tests v6 beside v5, and cuts four sources at a fifth of an epoch too:
 a source too small for that cut (five times the plan's tokens) runs at one epoch only, and the build says so.
-Pools J to M (PROTOCOL-pool-j.md to PROTOCOL-pool-m.md) follow pool I's recipe and order. `probes` is not a
+Pools J to N (PROTOCOL-pool-j.md to PROTOCOL-pool-n.md) follow pool I's recipe and order. `probes` is not a
 pool: the candidate probe set of real text for `calibrate` (docs/validity/v11/probe-set-proposal.md), each at one
 epoch and two at ten, as v3's probes were run, seed 0 only: design data, not held out.
 """
@@ -270,6 +271,34 @@ POOLS = {
         replayed=("he-words", "en-docker-md", "code-python-paramiko"),
         learning_rates=("hu-words", "txt-nmap", "code-postscript", "en-autoconf-doc"),
         regime_b=("en-pyvmomi-rst", "he-words", "txt-gromacs-top", "code-agda", "code-icon", "code-python-paramiko"),
+    ),
+    "N": Pool(  # PROTOCOL-pool-n.md: v11's held-out test (v10 on v3's probes scored beside it); M's kinds, one for one
+        order=(
+            "en-lilypond-doc",
+            "code-spad",
+            "lv-words",
+            "code-povray",
+            "en-gnucash-docbook",
+            "txt-xfonts-encodings",
+            "code-inform6",
+            "uk-words",
+            "en-fweb-texi",
+            "txt-nwchem-basis",
+            "code-objc-gnustep",
+            "code-python-dnspython",
+        ),
+        repeated=("lv-words", "code-spad"),
+        fifth=("en-gnucash-docbook", "code-povray", "uk-words", "txt-nwchem-basis"),
+        replayed=("uk-words", "en-fweb-texi", "code-python-dnspython"),
+        learning_rates=("lv-words", "txt-xfonts-encodings", "code-inform6", "en-lilypond-doc"),
+        regime_b=(
+            "en-gnucash-docbook",
+            "uk-words",
+            "txt-nwchem-basis",
+            "code-objc-gnustep",
+            "code-povray",
+            "code-python-dnspython",
+        ),
     ),
     "probes": Pool(  # not a pool: v11's candidate probes (calibration data), first seeds only
         order=(
