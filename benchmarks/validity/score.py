@@ -304,15 +304,17 @@ def baselines(profile, plan) -> dict[str, float]:
     }
 
 
-def calibrate(runs: Runs, old: str, probes: dict | None = None):
+def calibrate(runs: Runs, old: str, probes: dict | None = None, *, known_loss: bool = True,
+              adaptation: float | None = None):  # fmt: skip
     """The forecast's constants fitted on the suite's probes measured on OLD (`vocabrisk.risk.calibration.fit`), or
-    on PROBES (`Runs.profiled`)."""
+    on PROBES (`Runs.profiled`); with KNOWN_LOSS False, as if the base loss on OLD were unknown (the body's transfer
+    weight at its most), and with ADAPTATION fixed (else the Runs' term 7 on OLD)."""
     from vocabrisk.risk.calibration import Calibration, ProbeRun, fit
     from vocabrisk.risk.forecast import Drive
     from vocabrisk.risk.summary import Summary
 
     chosen, probes = (probes or runs.probes)[old], []
-    losses = [measured["base"] for _, measured, _ in chosen if "base" in measured]
+    losses = [measured["base"] for _, measured, _ in chosen if "base" in measured and known_loss]
     old_loss = float(np.median(losses)) if losses else None  # the base model's loss on OLD, as calibrate keeps it
     for name, measured, profile in chosen:
         unit = Summary.of(profile, runs.plans["A"], Calibration(kappa=1.0, body_gain=1.0, old_loss=old_loss))
@@ -322,7 +324,7 @@ def calibrate(runs: Runs, old: str, probes: dict | None = None):
             return drive.head(kappas, profile.shares > 0, profile.old_text, prior)
 
         probes.append(ProbeRun(name, measured["head_only"], measured["total"], unit.forecast.terms.unit, curve))
-    return fit(probes, adaptation=runs.adaptation_on(old), old_loss=old_loss)
+    return fit(probes, adaptation=runs.adaptation_on(old) if adaptation is None else adaptation, old_loss=old_loss)
 
 
 @contextmanager
