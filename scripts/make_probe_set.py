@@ -27,9 +27,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks" / "validity"))
 
-import data  # noqa: E402  (benchmarks/validity: the benchmark's chunking)
-import pools  # noqa: E402
+import pools  # noqa: E402  (benchmarks/validity)
 import suite_v2 as v2  # noqa: E402
+import suite_v3 as v3  # noqa: E402  (the benchmark's documents of a source: `source_chunks`)
 
 OUT = REPO / "vocabrisk" / "verify" / "probe_set"
 CUTS, DOWNLOADS = pools.POOLS["probes"][0], pools.POOLS["probes"][0] / "downloads"
@@ -69,16 +69,12 @@ def licence_record(package: str) -> str:
     return record
 
 
-def documents(name: str) -> list[str]:
-    """The cut of NAME as the benchmark's documents (`suite_v3.source_chunks`' chunking)."""
-    return v2._bounded(data._paragraph_chunks((CUTS / name / f"{name}.txt").read_text(encoding="utf-8")))
-
-
 def check_against_runs(name: str, docs: list[str]) -> None:
     """Every document SmolLM2's benchmark runs trained on is one of DOCS: the shipped set is the one scored."""
+    shipped = set(docs)
     for path in sorted(SUITE_TEXTS.glob(f"{name}_*.jsonl")):
         trained = [json.loads(line)["text"] for line in path.read_text(encoding="utf-8").splitlines()]
-        missing = [t for t in trained if t not in set(docs)]
+        missing = [t for t in trained if t not in shipped]
         if missing:
             raise SystemExit(f"{path}: {len(missing)} trained document(s) are not in the shipped cut of {name}")
 
@@ -91,15 +87,17 @@ def main() -> int:
     (OUT / "licenses").mkdir(parents=True, exist_ok=True)
     for stale in OUT.glob("*.jsonl.gz"):
         stale.unlink()
+    v3.FOLDERS.update({name: CUTS / name for name in pools.PROBES})  # as suite_v4_pools.py reads them
     sources = {}
     for name, source in pools.PROBES.items():
-        docs = documents(name)
+        docs = v3.source_chunks(name)
         check_against_runs(name, docs)
         lines = "".join(json.dumps({"text": text}, ensure_ascii=False) + "\n" for text in docs)
         (OUT / f"{name}.jsonl.gz").write_bytes(gzip.compress(lines.encode("utf-8"), mtime=0))
         package = package_of(source.package)
         licence = f"licenses/{package}.txt"
-        (OUT / licence).write_text(licence_record(package), encoding="utf-8")
+        if not any(record["licence_record"] == licence for record in sources.values()):  # one per package
+            (OUT / licence).write_text(licence_record(package), encoding="utf-8")
         cut = (CUTS / name / f"{name}.txt").read_bytes()
         origin = dict(line.split(": ", 1) for line in (CUTS / name / "SOURCE.txt").read_text().splitlines())
         sources[name] = {
