@@ -342,7 +342,7 @@ FORMS = {"v4": forms.as_v4, "v5": forms.as_v5, "v6": forms.as_v6, "v7": forms.as
 REAL_PROBE_FORMS = {"v11": FORM}  # v11: v10's terms, calibrated on the shipped probe set of real text (real_probes)
 POOL_FORMS = {"H": ("v5", "v4"), "I": ("v6", "v5"), "J": ("v7", "v6"), "K": ("v8", "v7"), "L": ("v9", "v8"),
               "M": (FORM, "v9"), "N": ("v11", FORM)}  # fmt: skip
-TOKEN_ENTROPY_FORMS = ("v7", "v8", "v9", FORM, "v11")  # bodies reading e^{-H₁/2}: their ablation drops it
+TOKEN_ENTROPY_FORMS = ("v7", "v8", "v9", FORM)  # the forms whose body reads e^{-H₁/2}: their ablation takes it out
 
 
 def v3_forecast(profile, plan, width: int) -> np.ndarray:
@@ -364,6 +364,8 @@ def ablations(
     """The calibrated forecast of FORM at plan A's end with one term removed or changed."""
     from vocabrisk.risk.summary import Summary
 
+    form = REAL_PROBE_FORMS.get(form, form)  # the terms that form has
+
     g = calibration.body_gain
     rows = {}
     for n in names:
@@ -380,7 +382,7 @@ def ablations(
             "body without S (starved old share)": f.head + g * shape * t.alike * repetition - f.adaptation,
             "body without B (alike)": f.head + g * shape * t.starved * repetition - f.adaptation,
         }
-        if form in ("v9", FORM, "v11"):  # R's two pathways (from v9): each alone
+        if form in ("v9", FORM):  # R's two pathways (from v9): each alone
             rows[n] |= {
                 "R as transfer alone (v8's B)": f.head + g * shape * t.starved * t.alike * repetition - f.adaptation,
                 "R as drift alone": f.head + g * shape * t.starved * LIKENESS_REFERENCE * repetition - f.adaptation,
