@@ -29,7 +29,6 @@ Nothing here is held out.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import sys
@@ -62,7 +61,7 @@ def real_defaults(runs) -> tuple[object, dict]:
     kappa = math.exp(np.mean([math.log(f.kappa) for f in fits.values()]))
     gain = math.exp(np.mean([math.log(f.body_gain) for f in fits.values()]))
     each = {old: {"kappa": f.kappa, "body_gain": f.body_gain} for old, f in fits.items()}
-    return dataclasses.replace(Calibration(), kappa=kappa, body_gain=gain), each
+    return Calibration(kappa=kappa, body_gain=gain), each
 
 
 def forecasts(log) -> tuple[list[dict], dict]:
