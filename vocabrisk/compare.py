@@ -79,7 +79,7 @@ def rank(
     *,
     scan_candidate: Callable[[str], Profile] | None = None,
     budget: float | None = None,
-    old_loss: float | Callable[[Profile], float] | None = None,
+    old_loss: float | Callable[[Profile], float | None] | None = None,
 ) -> list[Ranked]:
     """Order candidate corpora by forecast forgetting, least first. Saved profiles are loaded, not rescanned.
 
@@ -127,15 +127,19 @@ def _candidates(candidates: object) -> list[str | Profile]:
     return listed
 
 
-def diff(old: Profile, new: Profile, plan: TrainingPlan | None = None) -> dict:
-    """What changed from OLD to NEW: risk, rows newly starved or fed, and per-group changes.
+def diff(
+    old: Profile, new: Profile, plan: TrainingPlan | None = None,
+    old_loss: float | Callable[[Profile], float | None] | None = None,
+) -> dict:  # fmt: skip
+    """What changed from OLD to NEW: risk, rows newly starved or fed, and per-group changes. `old_loss` is as
+    `rank` takes it.
 
     Both profiles have the same tokenizer, so their rows line up by token id; the most used
     tokens of each change are listed first (ties by token id).
     """
     check_comparable(old, new, "OLD", "NEW")
     plan = plan or TrainingPlan()
-    before, after = Summary.of(old, plan), Summary.of(new, plan)
+    before, after = Summary.of(old, plan, old_loss=old_loss), Summary.of(new, plan, old_loss=old_loss)
     newly = after.risk.starved & ~before.risk.starved
     fed = before.risk.starved & ~after.risk.starved
 

@@ -29,6 +29,7 @@ from vocabrisk.counting import SpecialTokenPolicy, TokenCounter
 from vocabrisk.counting.pieces import CannotCount
 from vocabrisk.errors import InputError, ModelError
 from vocabrisk.model import load_vocabulary, locate_head, read_head, resolve_model
+from vocabrisk.model.head import parameter_count
 from vocabrisk.model.loaded import load_model
 from vocabrisk.model.resolve import DEMO_MODEL_DIR
 from vocabrisk.model.vocabulary import BYTE_CHARS
@@ -381,6 +382,7 @@ def test_smollm2_gguf_loads_as_a_float32_causal_lm_and_measures_its_loss_on_old_
     loaded = load_model(str(smollm2_gguf()))
     model = load_causal_lm(loaded, "cpu")
     assert {p.dtype for p in model.parameters()} == {torch.float32}
+    assert parameter_count(loaded.files) == model.num_parameters()  # what `--old-loss auto` weighs, from the header
     assert "de-quantizing" not in capfd.readouterr().err
     old = tmp_path / "old.txt"  # a few hundred tokens of English prose: one short window, a cheap forward pass
     old.write_text(next(iter(sorted((SAMPLES / "english-prose").iterdir()))).read_text(encoding="utf-8")[:1500])

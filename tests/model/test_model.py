@@ -15,6 +15,7 @@ from safetensors.numpy import save_file
 from vocabrisk import scan
 from vocabrisk.errors import ModelError
 from vocabrisk.model import load_vocabulary, locate_head, read_head, resolve_model
+from vocabrisk.model.head import parameter_count
 from vocabrisk.model.resolve import DEMO_MODEL_DIR
 
 
@@ -55,6 +56,7 @@ def test_tokenizer_only_folder_gives_counts_without_head(shared_data):
     head, note = locate_head(files)
     assert head is None
     assert "tokenizer only" in note
+    assert parameter_count(files) is None  # nothing for `--old-loss auto` to run
 
 
 def test_encoder_checkpoint_has_no_causal_head(shared_data):
@@ -128,6 +130,7 @@ def test_pickle_checkpoints_are_not_loaded_but_the_tokenizer_is_used(tmp_path, s
     (folder / "pytorch_model.bin").write_bytes(b"not loaded: loading pickle can run code")
     info, note = locate_head(resolve_model(str(folder)))
     assert info is None and "pytorch_model.bin" in note and "safe_serialization=True" in note
+    assert parameter_count(resolve_model(str(folder))) is None  # so `--old-loss auto` never loads the pickle
     corpus = str(shared_data / "corpora" / "en-shakespeare" / "input.txt")
     for prior in ("auto", "tokenizer"):
         profile = scan([corpus], str(folder), prior=prior)
@@ -202,6 +205,7 @@ def test_heads_of_real_transformers_checkpoints_are_found(tmp_path, shared_data,
     expected = model.get_output_embeddings().weight.detach().float().numpy()
     np.testing.assert_array_equal(read_head(info), expected)
     assert info.final_norm_rms == pytest.approx(1.0)  # a fresh model's final norm gains are all ones
+    assert parameter_count(resolve_model(str(folder))) == model.num_parameters()  # read from the shards' headers
 
 
 def test_the_weights_key_follows_every_rewrite_of_the_weights_and_nothing_else(tmp_path):

@@ -71,6 +71,25 @@ def test_weights_trained_again_in_place_are_measured_again(tmp_path, monkeypatch
     assert len(list((tmp_path / "cache" / "vocabrisk" / "old-loss").glob("*.json"))) == 2
 
 
+def test_auto_measures_a_small_model_once_says_so_and_a_report_of_the_saved_profile_finds_it(tmp_path, monkeypatch):
+    """`--old-loss auto`, the default: the demo model (1.5M weights) is measured at the first scan, and kept."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    first = CliRunner().invoke(main, ["scan", KOREAN, *PLAN, "--out", str(tmp_path / "saved"), "--format", "json"])
+    assert first.exit_code == 0, first.output
+    assert "measuring demo's loss on the old text" in first.stderr
+    loss = json.loads(first.stdout)["forecast"]["constants"]["old_loss"]
+    loaded = load_model("demo")
+    assert loss == measure_old_loss(loaded, scan([KOREAN], loaded).old_text)  # the same pass, kept
+    monkeypatch.setattr("vocabrisk.verify.run.load_causal_lm", lambda *_: pytest.fail("measured twice"))
+    again = CliRunner().invoke(main, ["rank", KOREAN, *PLAN, "--format", "json"])
+    assert again.exit_code == 0 and "measuring" not in again.stderr
+    assert json.loads(again.stdout)["candidates"][0]["forecast"]["constants"]["old_loss"] == loss
+    report = CliRunner().invoke(main, ["report", str(tmp_path / "saved")])
+    assert f"base loss on old text {loss:.2f} nats" in " ".join(report.stdout.replace("|", " ").split())
+    quiet = CliRunner().invoke(main, ["scan", KOREAN, *PLAN, "--old-loss", "none", "--format", "json"])
+    assert json.loads(quiet.stdout)["forecast"]["constants"]["old_loss"] is None
+
+
 @pytest.mark.parametrize("budget", [1 << 25, 1000, 1])  # one product, several, one position at a time
 def test_position_losses_are_the_cross_entropy_of_the_logits_however_they_are_split(budget, monkeypatch):
     """The logits are computed a budget at once, so that a 150k vocabulary measures in bounded memory."""

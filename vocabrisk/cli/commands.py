@@ -103,7 +103,7 @@ def scan_command(inputs, settings, quiet, checkpoint, resume, hf_datasets, split
     release_counters()  # counted all it will: the advice runs without the tokenizers in memory
     if out:
         profile.save(out, force=force)
-    summary = Summary.of(profile, plan, budget=budget, old_loss=old_loss_of(old_loss, settings))
+    summary = Summary.of(profile, plan, budget=budget, old_loss=old_loss_of(old_loss, settings, log_lines(quiet)))
     advice = advise(summary, replay)
     if output_format == "json":
         click.echo(json_text({**summary.to_dict(), "advice": advice.to_dict(), "saved_to": out}, indent=2))
@@ -134,7 +134,7 @@ def rank_command(candidates, settings, quiet, plan_flags, config_file, budget, o
 
     plan = training_plan(plan_flags, config_file)
     settings = replace(settings, progress=progress_bar(quiet or output_format == "json")).ready()
-    old_loss = old_loss_of(old_loss, settings)
+    old_loss = old_loss_of(old_loss, settings, log_lines(quiet))
     ranked = rank(
         list(candidates), settings.loaded, plan, scan_candidate=settings.scan, budget=budget, old_loss=old_loss
     )
@@ -154,14 +154,16 @@ def rank_command(candidates, settings, quiet, plan_flags, config_file, budget, o
 @click.argument("new", type=click.Path(exists=True, file_okay=False))
 @plan_options
 @config_option()
+@old_loss_option
 @format_option
 @report_errors
-def diff_command(old, new, plan_flags, config_file, output_format):
+def diff_command(old, new, plan_flags, config_file, old_loss, output_format):
     """What changed between two saved profiles of the same model: risk, starved rows, groups."""
     from vocabrisk.compare import diff
     from vocabrisk.profile.profile import Profile
 
-    result = diff(Profile.load(old), Profile.load(new), training_plan(plan_flags, config_file))
+    plan = training_plan(plan_flags, config_file)
+    result = diff(Profile.load(old), Profile.load(new), plan, old_loss=old_loss_of(old_loss, None))
     if output_format == "json":
         click.echo(json_text({"old": old, "new": new, **result}, indent=2))
         return
@@ -225,7 +227,7 @@ def _gate(ctx, inputs, settings, quiet, plan_flags, old_loss, config_file, out, 
     release_counters()
     if out:
         profile.save(out, force=force)
-    summary = Summary.of(profile, plan, old_loss=old_loss_of(old_loss, settings))
+    summary = Summary.of(profile, plan, old_loss=old_loss_of(old_loss, settings, log_lines(quiet)))
     result = evaluate(summary, gate.thresholds, baseline, inputs=inputs, baseline_name=str(gate.baseline),
                       config=str(config.path) if config.path else None)  # fmt: skip
     write_all({path: format_result(result, name) for name, path in gate.reports}, "report")
@@ -258,15 +260,13 @@ def report_command(profiles, plan_flags, html_path, markdown_path, config_file, 
     from vocabrisk.report.markdown import render_markdown
     from vocabrisk.storage.outputs import write_all
 
-    if old_loss == "measure":
-        raise click.UsageError("--old-loss measure needs the model, which report does not load: give NATS")
     if not html_path and not markdown_path:
         markdown_path = "-"  # nothing named: print the report
     check_outputs(reports=[path for path in (html_path, markdown_path) if path])
     plan = training_plan(plan_flags, config_file)
-    report = build_report(
-        rank(list(profiles), plan=plan, scan_candidate=Profile.load, budget=budget, old_loss=old_loss)
-    )
+    old_loss = old_loss_of(old_loss, None)  # a report loads no model: a loss given, or kept from a scan
+    ranked = rank(list(profiles), plan=plan, scan_candidate=Profile.load, budget=budget, old_loss=old_loss)
+    report = build_report(ranked)
     asked = ((html_path, render_html), (markdown_path, render_markdown))
     files = {path: render(report) for path, render in asked if path}
     write_all({path: text for path, text in files.items() if path != "-"}, "report")  # both or neither

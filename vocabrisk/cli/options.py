@@ -183,21 +183,24 @@ budget_option = click.option(
 
 
 class OldLoss(Finite):
-    """--old-loss: nats, or `measure`."""
+    """--old-loss: nats, or `auto`, `measure` or `none`."""
 
-    name = "nats|measure"
+    name = "nats|auto|measure|none"
+    WORDS = ("auto", "measure", "none")
 
     def convert(self, value, param, ctx):
-        return value if value == "measure" else super().convert(value, param, ctx)
+        return value if value in self.WORDS else super().convert(value, param, ctx)
 
 
 old_loss_option = click.option(
-    "--old-loss", type=OldLoss(min=0.0), metavar="NATS|measure",
+    "--old-loss", type=OldLoss(min=0.0), default="auto", metavar="NATS|auto|measure|none",
     help="The base model's mean loss on the old text (--reference), nats per token over windows of 256 tokens "
          "(a longer context reads lower): it weighs the forecast's two body pathways (docs/VALIDITY.md, \"v9\"). "
-         "`measure`: one forward pass of the model here (pip install 'vocabrisk[verify]'), kept for later runs; "
-         "`vocabrisk calibrate` measures and keeps it too.  [default: the calibration's, else unknown: transfer "
-         "alone]",
+         "`auto`: the calibration's (`vocabrisk calibrate` measures it), else one kept from an earlier run, else "
+         "measured here where torch and transformers are installed and the model has at most 500M weights (one "
+         "forward pass on the CPU, then kept), else unknown: transfer alone. `measure`: measured here whatever "
+         "the model's size, in place of the calibration's. `none`: nothing measured.",
+    show_default=True,
 )  # fmt: skip
 
 

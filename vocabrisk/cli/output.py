@@ -175,8 +175,13 @@ def log_lines(quiet: bool):
     """Where verify and calibrate say what they are doing: dimmed on stderr, or nowhere."""
     if quiet:
         return lambda _message: None
-    err = stderr_console()
-    return lambda message: err.print(f"[dim]{message}[/]")
+
+    def say(message: str) -> None:  # rich is imported by the first line said, not by a run that says none
+        from rich.markup import escape
+
+        stderr_console().print(f"[dim]{escape(message)}[/]")
+
+    return say
 
 
 def report_console() -> Console:

@@ -82,6 +82,11 @@ class ScanSettings:
 
         return load_model(self.model_name, counted_here=counts_here(self.counting_executor))
 
+    @property
+    def model_is_loaded(self) -> bool:
+        """Whether this command has loaded its model (to count): a gate of a saved profile never does."""
+        return "loaded" in vars(self)
+
     @cached_property
     def counting_executor(self) -> Executor:
         return executor_for(self.executor, self.workers, self.address)
@@ -186,11 +191,20 @@ def _same_model(stated: str, counted: str) -> bool:
         return False
 
 
-def old_loss_of(value: float | str | None, settings: ScanSettings) -> float | Callable[[Profile], float] | None:
-    """--old-loss as the forecast takes it: NATS or None as given; for `measure`, the base model's loss on each
-    profile's old text (`vocabrisk.verify.old_loss`: torch, one forward pass, kept per model, weights and old text)."""
-    if value != "measure":
+def old_loss_of(
+    value: float | str | None, settings: ScanSettings | None, say: Callable[[str], None] = lambda _message: None
+) -> float | Callable[[Profile], float | None] | None:
+    """--old-loss as the forecast takes it (`vocabrisk.verify.old_loss`): NATS as given; `none`, nothing (the
+    calibration's, else unknown); `measure`, the base model's loss on each profile's old text, one forward pass
+    here (torch), in place of the calibration's; `auto` (the default), the calibration's where it has one, else
+    the loss kept from an earlier run, else measured here where that is cheap (`auto_old_loss`). Without SETTINGS
+    (a report or a diff, which load no model), `auto` finds a kept loss alone. SAY hears of a measurement."""
+    if not isinstance(value, str):
         return value
+    if value == "none":
+        return None
+    if value == "measure" and settings is None:
+        raise UsageError("--old-loss measure needs the model, which this command does not load: give NATS")
 
     def measured(profile: Profile) -> float:
         if profile.old_text is None or not len(profile.old_text.ids):
@@ -198,13 +212,39 @@ def old_loss_of(value: float | str | None, settings: ScanSettings) -> float | Ca
                 "--old-loss measure: the profile holds no old text to measure the base model's loss on",
                 hint="give --reference with text in the base model's own distribution, or --old-loss NATS",
             )
+        if not _counted_with(settings, profile):
+            raise InputError(
+                f"--old-loss measure: this profile was counted against {profile.model['name']!r}, which this "
+                f"command did not load ({settings.model_name!r})",
+                hint=f"add --model {profile.model['name']}, or give --old-loss NATS",
+            )
         try:
             from vocabrisk.verify.old_loss import measure_old_loss
+
+            return measure_old_loss(settings.loaded, profile.old_text)
         except ImportError as exc:
             raise InputError(
-                f"--old-loss measure runs the model, which needs torch ({exc})",
+                f"--old-loss measure runs the model, which needs torch and transformers ({exc})",
                 hint="pip install 'vocabrisk[verify]', or give the loss as --old-loss NATS",
             ) from exc
-        return measure_old_loss(settings.loaded, profile.old_text)
 
-    return measured
+    def auto(profile: Profile) -> float | None:
+        from vocabrisk.risk.calibration import load_calibration
+        from vocabrisk.verify.old_loss import auto_old_loss, kept_old_loss
+
+        if profile.old_text is None or not len(profile.old_text.ids):
+            return None
+        if load_calibration(profile.calibration_key, profile.weights_key).old_loss is not None:
+            return None  # the calibration's, which its constants were fitted with
+        if settings is None or not settings.model_is_loaded or not _counted_with(settings, profile):
+            return kept_old_loss(profile.calibration_key, profile.weights_key, profile.old_text)  # loads no model
+        return auto_old_loss(settings.loaded, profile.old_text, say)
+
+    return measured if value == "measure" else auto
+
+
+def _counted_with(settings: ScanSettings | None, profile: Profile) -> bool:
+    """Whether the model SETTINGS load is the one PROFILE was counted against, with the same weights."""
+    if settings is None or not _same_model(settings.model_name, profile.model["name"]):
+        return False
+    return profile.weights_key in (None, settings.loaded.weights_key)

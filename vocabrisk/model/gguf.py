@@ -106,6 +106,11 @@ def locate_head(path: Path) -> tuple[dict | None, str | None]:
     return record["head"], record["note"]
 
 
+def parameter_count(path: Path) -> int:
+    """How many weights the GGUF file holds: its tensors' elements, from the header."""
+    return sum(int(tensor.n_elements) for tensor in _reader(path).tensors)
+
+
 def _converted(path: Path) -> dict:
     try:
         status = path.stat()

@@ -134,6 +134,19 @@ def _weight_files(folder: Path) -> list[Path]:
     return sorted(folder.glob("*.safetensors"))
 
 
+def parameter_count(model: ModelFiles) -> int | None:
+    """How many weights MODEL has, from its files' headers (no weight is read); None for a tokenizer alone or
+    weights only as pickle, which nothing here loads."""
+    if model.gguf is not None:
+        from vocabrisk.model.gguf import parameter_count as gguf_parameters
+
+        return gguf_parameters(model.gguf)
+    files = _weight_files(model.folder)
+    if not files:
+        return None
+    return sum(int(np.prod(entry["shape"], dtype=np.int64)) for _, entry, _ in _tensor_index(files).values())
+
+
 def _find(names: list[str], exact: tuple[str, ...], suffixes: tuple[str, ...]) -> str | None:
     for name in names:
         if name in exact or name.endswith(suffixes):

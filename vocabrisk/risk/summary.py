@@ -138,7 +138,7 @@ class Summary:
     @classmethod
     def of(
         cls, profile: Profile, plan: TrainingPlan | None = None, calibration: Calibration | None = None,
-        budget: float | None = None, old_loss: float | Callable[[Profile], float] | None = None,
+        budget: float | None = None, old_loss: float | Callable[[Profile], float | None] | None = None,
     ) -> Summary:  # fmt: skip
         """The risk and the forecast of a profile under a plan; the model's saved calibration by default.
         With BUDGET (nats), the forecast says at which step of the plan it is crossed. OLD_LOSS, the base

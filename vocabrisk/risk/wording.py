@@ -14,13 +14,13 @@ if TYPE_CHECKING:
     from vocabrisk.profile.profile import Profile
 
 HOW_WELL = (
-    "v10, held out on SmolLM2-135M (pool M: 18 corpora of 12 sources from PyPI and Debian, none designed on; "
-    "40-step fine-tunes), ranked total forgetting at Spearman +0.67 on English prose where the base loss on the "
-    "old text is known (calibrate, --old-loss; without it near +0.28 there) and +0.45 on Python code (seeds agree "
-    "at +0.92 and +0.91), the head's part at +0.62 and +0.94, and came within x2 after calibration for 28% and 78% "
-    "of corpora; its step-20 order is +0.63 and +0.27, its curves are within x1.5 for 19-25% of points and its "
-    "replay what-if within x2 for 2 of 6 runs (issue 30's targets: met for code's head and calibration and "
-    "prose's 80-step order; missed otherwise; v9 on pool L: +0.86 and +0.66; docs/VALIDITY.md)"
+    "v10, held out on SmolLM2-135M (pool M: 18 corpora of 12 sources from PyPI and Debian, none designed on; 40-step "
+    "fine-tunes), ranked total forgetting at Spearman +0.67 on English prose where the base loss on the old text is "
+    "known (calibrate, --old-loss; measured by default with torch; without it near +0.28 there) and +0.45 on Python "
+    "code (seeds agree at +0.92 and +0.91), the head's part at +0.62 and +0.94, and came within x2 after calibration "
+    "for 28% and 78% of corpora; its step-20 order is +0.63 and +0.27, its curves are within x1.5 for 19-25% of "
+    "points and its replay what-if within x2 for 2 of 6 runs (issue 30's targets: met for code's head and "
+    "calibration and prose's 80-step order; missed otherwise; v9 on pool L: +0.86 and +0.66; docs/VALIDITY.md)"
 )
 RISK_MEANING = (
     "starved usage: prior-weighted share of output-head rows expected to drift under one-sided Adam updates "
