@@ -1,6 +1,7 @@
 """A descriptive probe after v11's freeze (pools F to M, all seen; pool N held out): what ranks code's body?
 
     python benchmarks/validity/design_code_body.py   # -> docs/validity/v12/code-body.txt (the pools' suites built)
+    python benchmarks/validity/design_code_body.py --held-out   # pool N, once scored -> code-body-pool-n.txt
 
 Over nine pools the forecast ranks the Python old text's total below v3 as landed, and its misses are in the body
 (the total less the head's part): PostScript, Agda, reStructuredText with code, Vala's declarations and XML forget
@@ -24,6 +25,10 @@ Each is set beside the measured body of the pools' one-epoch runs, and beside th
 forecast's (what the forecast misses), per pool and pooled, for both old texts (wiki as a control: the idea says
 nothing of prose's body). Nothing is fitted and no form is chosen here; a statistic that ranks code's body or its
 miss on these pools is a candidate for a later form, to be held out on a pool not yet built.
+
+`--held-out` runs the check PROTOCOL-pool-n.md fixed after this probe ran and before pool N was scored ("A
+secondary check"): on pool N's one-epoch runs, `mode_gap` ranks the Python old text's measured body at Spearman
++0.5 or more, and above v11's forecast body.
 """
 
 from __future__ import annotations
@@ -45,7 +50,9 @@ from design import Transcript, spearman
 from vocabrisk.model.groups import CODE, PUNCTUATION, WHITESPACE
 
 OUT = data.REPO / "docs" / "validity" / "v12" / "code-body.txt"
+HELD_OUT = data.REPO / "docs" / "validity" / "v12" / "code-body-pool-n.txt"
 POOLS = ("F", "G", "H", "I", "J", "K", "L", "M")
+THRESHOLD = 0.5  # the held-out check's bar for mode_gap on code's body (pool means F to M: +0.60)
 OLDS = ("wiki", "code")
 FEATURES = ("mode", "gap", "mode_gap", "layout", "H", "forecast_body")
 FLOOR = 0.005  # nats: the body a ratio is taken against where the measured or forecast body is smaller
@@ -84,12 +91,12 @@ class Statistics:
         return {"mode": float(mode), "gap": float(gap), "mode_gap": float(mode * gap), "layout": layout, "H": entropy}
 
 
-def rows(log) -> list[dict]:
+def rows(log, pools: tuple[str, ...]) -> list[dict]:
     from vocabrisk import load_model
 
     stats = Statistics(load_model(str(v2.smollm2_gguf())))
     out = []
-    for pool in POOLS:
+    for pool in pools:
         folder = pool_recipes.OUT[pool]
         files = {run["name"]: run["file"] for run in json.loads((folder / "suite.json").read_text())["runs"]}
         results = json.loads(
@@ -111,9 +118,30 @@ def rows(log) -> list[dict]:
     return out
 
 
-def main() -> int:
+def held_out() -> int:
+    """PROTOCOL-pool-n.md's secondary check, on pool N's one-epoch runs (after `score.py --pool-n`)."""
     say = Transcript()
-    table = rows(lambda text: print(text, flush=True))
+    table = [r for r in rows(lambda text: print(text, flush=True), ("N",)) if r["old"] == "code"]
+    body = [r["body"] for r in table]
+    statistic, forecast = (
+        spearman([r["mode_gap"] for r in table], body),
+        spearman([r["forecast_body"] for r in table], body),
+    )
+    met = statistic >= THRESHOLD and statistic > forecast
+    say("# Output of benchmarks/validity/design_code_body.py --held-out: pool N, held out (PROTOCOL-pool-n.md)")
+    say(f"code's one-epoch body ({len(table)} runs): mode_gap {statistic:+.2f}, v11's forecast body {forecast:+.2f}")
+    say(f"the check (mode_gap >= +{THRESHOLD} and above the forecast): {'met' if met else 'missed'}")
+    for r in sorted(table, key=lambda r: -r["body"]):
+        say(f"   {r['run']:<32} {r['body']:+.3f} {r['forecast_body']:+.3f}  {r['mode']:.3f} {r['gap']:.3f}")
+    say.write(HELD_OUT)
+    return 0
+
+
+def main() -> int:
+    if sys.argv[1:] == ["--held-out"]:
+        return held_out()
+    say = Transcript()
+    table = rows(lambda text: print(text, flush=True), POOLS)
     say("# Output of benchmarks/validity/design_code_body.py: descriptive, design data only (pools F to M: all seen)")
     say("# one-epoch runs; Spearman per pool, then the mean over the pools; 'pooled' ranks every pool's runs together;")
     say("# 'miss' is the measured body over the forecast's (each floored at 0.005 nats)")
