@@ -42,6 +42,20 @@ def design_curves() -> list[dict]:
     return [r for r in records if r["split"] == "design"]
 
 
+def scored_one_epoch(pools, olds):
+    """For each pool and old text, in order: (pool, its suite folder, the old text, its scored one-epoch runs (the
+    pool's results.json `per_run`), each run's text file by run name). The pools' suites must be built."""
+    import suite_v4_pools as pool_recipes
+
+    for pool in pools:
+        folder = pool_recipes.OUT[pool]
+        files = {run["name"]: run["file"] for run in json.loads((folder / "suite.json").read_text())["runs"]}
+        results = json.loads((V4 / f"pool-{pool.lower()}" / "results.json").read_text())
+        for old in olds:
+            runs = [run for run in results["old"][old]["per_run"] if run["run"].endswith(":1ep")]
+            yield pool, folder, old, runs, files
+
+
 def ngram_keys(ids: np.ndarray, n: int, vocab: int) -> np.ndarray:
     ids = np.asarray(ids, dtype=np.int64).ravel()
     keys = ids[: len(ids) - n + 1].copy()

@@ -44,8 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import data
 import suite_v2 as v2
-import suite_v4_pools as pool_recipes
-from design import Transcript, spearman
+from design import Transcript, scored_one_epoch, spearman
 
 from vocabrisk.model.groups import CODE, PUNCTUATION, WHITESPACE
 
@@ -96,25 +95,17 @@ def rows(log, pools: tuple[str, ...]) -> list[dict]:
 
     stats = Statistics(load_model(str(v2.smollm2_gguf())))
     out = []
-    for pool in pools:
-        folder = pool_recipes.OUT[pool]
-        files = {run["name"]: run["file"] for run in json.loads((folder / "suite.json").read_text())["runs"]}
-        results = json.loads(
-            (data.REPO / "docs" / "validity" / "v4" / f"pool-{pool.lower()}" / "results.json").read_text()
-        )
-        for old in OLDS:
-            old_texts = texts_of(folder / f"old-{old}.jsonl")
-            old_counts = stats.counts(old_texts)
-            for run in results["old"][old]["per_run"]:
-                if not run["run"].endswith(":1ep"):
-                    continue
-                corpus = texts_of(folder / "texts" / f"{files[run['run']]}.jsonl")
-                body = run["total"] - run["head_only"]
-                features = stats.of(corpus, stats.counts(corpus), old_texts, old_counts)
-                features["forecast_body"] = run["forecast_body"]
-                miss = max(body, FLOOR) / max(run["forecast_body"], FLOOR)
-                out.append({"pool": pool, "old": old, "run": run["run"], "body": body, "miss": miss} | features)
-        log(f"pool {pool}: {sum(r['pool'] == pool for r in out)} rows")
+    for pool, folder, old, runs, files in scored_one_epoch(pools, OLDS):
+        old_texts = texts_of(folder / f"old-{old}.jsonl")
+        old_counts = stats.counts(old_texts)
+        for run in runs:
+            corpus = texts_of(folder / "texts" / f"{files[run['run']]}.jsonl")
+            body = run["total"] - run["head_only"]
+            features = stats.of(corpus, stats.counts(corpus), old_texts, old_counts)
+            features["forecast_body"] = run["forecast_body"]
+            miss = max(body, FLOOR) / max(run["forecast_body"], FLOOR)
+            out.append({"pool": pool, "old": old, "run": run["run"], "body": body, "miss": miss} | features)
+        log(f"pool {pool}, {old}: {len(runs)} rows")
     return out
 
 

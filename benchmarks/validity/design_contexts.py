@@ -28,8 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import data
 import suite_v2 as v2
-import suite_v4_pools as pool_recipes
-from design import Transcript, spearman
+from design import Transcript, scored_one_epoch, spearman
 
 OUT = data.REPO / "docs" / "validity" / "v12" / "contexts.txt"
 POOLS = ("F", "G", "H", "I", "J", "K", "L", "M")
@@ -73,26 +72,17 @@ def rows(log) -> list[dict]:
         return [list(ids) for ids in v2.encode_each(loaded, texts)]
 
     out = []
-    for pool in POOLS:
-        folder = pool_recipes.OUT[pool]
-        files = {run["name"]: run["file"] for run in json.loads((folder / "suite.json").read_text())["runs"]}
-        results = json.loads(
-            (data.REPO / "docs" / "validity" / "v4" / f"pool-{pool.lower()}" / "results.json").read_text()
-        )
-        for old in OLDS:
-            table = continuations(encoded(folder / f"old-{old}.jsonl"))
-            for run in results["old"][old]["per_run"]:
-                if not run["run"].endswith(":1ep"):
-                    continue
-                unshared, disagreement = coverage(
-                    continuations(encoded(folder / "texts" / f"{files[run['run']]}.jsonl")), table
-                )
-                terms = run["terms"]
-                measured = {"total": run["total"], "body": run["total"] - run["head_only"]}
-                features = {"unshared": unshared, "disagreement": disagreement}
-                features |= {"S": terms["starved_old_share"], "B": terms["alike"]}
-                out.append({"pool": pool, "old": old, "run": run["run"]} | measured | features)
-        log(f"pool {pool}: {sum(r['pool'] == pool for r in out)} rows")
+    for pool, folder, old, runs, files in scored_one_epoch(POOLS, OLDS):
+        table = continuations(encoded(folder / f"old-{old}.jsonl"))
+        for run in runs:
+            corpus = continuations(encoded(folder / "texts" / f"{files[run['run']]}.jsonl"))
+            unshared, disagreement = coverage(corpus, table)
+            terms = run["terms"]
+            measured = {"total": run["total"], "body": run["total"] - run["head_only"]}
+            features = {"unshared": unshared, "disagreement": disagreement}
+            features |= {"S": terms["starved_old_share"], "B": terms["alike"]}
+            out.append({"pool": pool, "old": old, "run": run["run"]} | measured | features)
+        log(f"pool {pool}, {old}: {len(runs)} rows")
     return out
 
 
