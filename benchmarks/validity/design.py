@@ -56,6 +56,18 @@ def scored_one_epoch(pools, olds):
             yield pool, folder, old, runs, files
 
 
+def say_by_pool(say, rows: list[dict], pools, feature: str, measured: str, width: int) -> None:
+    """One line: the Spearman of ROWS' FEATURE with their MEASURED in each pool, the mean over the pools, and
+    every pool's rows ranked together."""
+    cells = []
+    for pool in pools:
+        part = [r for r in rows if r["pool"] == pool]
+        cells.append(spearman([r[feature] for r in part], [r[measured] for r in part]))
+    pooled = spearman([r[feature] for r in rows], [r[measured] for r in rows])
+    line = " ".join(f"{p} {c:+.2f}" for p, c in zip(pools, cells, strict=True))
+    say(f"   {measured} ~ {feature:>{width}}: {line}; mean {np.mean(cells):+.2f}, pooled {pooled:+.2f}")
+
+
 def ngram_keys(ids: np.ndarray, n: int, vocab: int) -> np.ndarray:
     ids = np.asarray(ids, dtype=np.int64).ravel()
     keys = ids[: len(ids) - n + 1].copy()

@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import data
 import suite_v2 as v2
-from design import Transcript, scored_one_epoch, spearman
+from design import Transcript, say_by_pool, scored_one_epoch, spearman
 
 from vocabrisk.model.groups import CODE, PUNCTUATION, WHITESPACE
 
@@ -144,13 +144,7 @@ def main() -> int:
             for feature in FEATURES:
                 if measured == "miss" and feature == "forecast_body":
                     continue
-                cells = []
-                for pool in POOLS:
-                    part = [r for r in mine if r["pool"] == pool]
-                    cells.append(spearman([r[feature] for r in part], [r[measured] for r in part]))
-                pooled = spearman([r[feature] for r in mine], [r[measured] for r in mine])
-                line = " ".join(f"{p} {c:+.2f}" for p, c in zip(POOLS, cells, strict=True))
-                say(f"   {measured} ~ {feature:>13}: {line}; mean {np.mean(cells):+.2f}, pooled {pooled:+.2f}")
+                say_by_pool(say, mine, POOLS, feature, measured, 13)
     say()
     say("code's one-epoch runs, by measured body (pool, run, body, forecast body, mode, gap, layout):")
     for r in sorted((r for r in table if r["old"] == "code"), key=lambda r: -r["body"]):

@@ -22,13 +22,11 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import data
 import suite_v2 as v2
-from design import Transcript, scored_one_epoch, spearman
+from design import Transcript, say_by_pool, scored_one_epoch, spearman
 
 OUT = data.REPO / "docs" / "validity" / "v12" / "contexts.txt"
 POOLS = ("F", "G", "H", "I", "J", "K", "L", "M")
@@ -99,13 +97,7 @@ def main() -> int:
             f"against B: {spearman([r['unshared'] for r in mine], [r['B'] for r in mine]):+.2f}")  # fmt: skip
         for measured in ("total", "body"):
             for feature in ("unshared", "disagreement", "S", "B"):
-                cells = []
-                for pool in POOLS:
-                    part = [r for r in mine if r["pool"] == pool]
-                    cells.append(spearman([r[feature] for r in part], [r[measured] for r in part]))
-                pooled = spearman([r[feature] for r in mine], [r[measured] for r in mine])
-                line = " ".join(f"{p} {c:+.2f}" for p, c in zip(POOLS, cells, strict=True))
-                say(f"   {measured} ~ {feature:>12}: {line}; mean {np.mean(cells):+.2f}, pooled {pooled:+.2f}")
+                say_by_pool(say, mine, POOLS, feature, measured, 12)
     say.write(OUT)
     return 0
 
