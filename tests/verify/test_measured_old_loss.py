@@ -78,6 +78,7 @@ def test_auto_measures_a_small_model_once_says_so_and_a_report_of_the_saved_prof
     assert first.exit_code == 0, first.output
     assert "measuring demo's loss on the old text" in first.stderr
     loss = json.loads(first.stdout)["forecast"]["constants"]["old_loss"]
+    assert f"--old-loss {loss:.3f} gives the same" in " ".join(first.stderr.split())  # for a machine without torch
     loaded = load_model("demo")
     assert loss == measure_old_loss(loaded, scan([KOREAN], loaded).old_text)  # the same pass, kept
     monkeypatch.setattr("vocabrisk.verify.run.load_causal_lm", lambda *_: pytest.fail("measured twice"))
