@@ -49,8 +49,9 @@ A model of the mechanism, each step a term that the ablation in docs/VALIDITY.md
    `vocabrisk.verify.old_loss`): 1 up to TRANSFER_UNTIL nats, 0 from DRIFT_FROM, linear between, and at
    most 1 - DRIFT_FLOOR on every old text (v10: a text the model predicts well still drifts a little; on
    the design runs this floor sized code's forgetting better, docs/validity/v10/form.txt); where L is not
-   known (neither `calibrate` nor `--old-loss` gave it) x is 1 - DRIFT_FLOOR. LIKENESS_REFERENCE
-   is the design corpora's median B, so that a corpus of typical likeness keeps its term whatever x.
+   known (neither `calibrate`, `--old-loss` nor the CLI's measurement by default gave it) x is
+   1 - DRIFT_FLOOR. LIKENESS_REFERENCE is the design corpora's median B, so that a corpus of typical
+   likeness keeps its term whatever x.
    On five old texts measured with the same 16 corpora, the base loss ordered exactly how far the
    measured forgetting follows B rather than the never-seen share; the weights that rank best inside
    the forecast follow it only roughly, and the ramp was chosen by rank on them, after a rule fixed
