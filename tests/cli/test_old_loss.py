@@ -96,3 +96,10 @@ def test_measure_refuses_a_saved_profile_of_a_model_the_command_did_not_load(own
 def test_the_help_states_the_size_auto_measures_up_to():
     said = " ".join(run_cli("scan", "--help").output.split())
     assert f"at most {old_loss.AUTO_MAX_PARAMETERS // 1_000_000}M weights" in said
+
+
+def test_auto_runs_nothing_for_a_tokenizer_without_weights(own_cache, shared_data, monkeypatch):
+    monkeypatch.setattr(old_loss, "measure_old_loss", lambda *_: pytest.fail("measured a model with no weights"))
+    gpt2 = str(shared_data / "tokenizers" / "gpt2")
+    result = run_cli("scan", KOREAN, "--model", gpt2, "--reference", str(SAMPLES / "english-prose"), "--format", "json")
+    assert json.loads(result.stdout)["forecast"]["constants"]["old_loss"] is None

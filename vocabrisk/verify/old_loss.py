@@ -82,11 +82,12 @@ def auto_old_loss(
 ) -> float | None:
     """LOADED's loss on OLD where it costs little: kept from an earlier run, else measured here (one forward pass
     on the CPU) where torch and transformers are installed and the model has at most AUTO_MAX_PARAMETERS weights
-    in safetensors or GGUF; else None, which the forecast reads as unknown. SAY hears of a measurement."""
+    in safetensors or GGUF and a causal head; else None, which the forecast reads as unknown. SAY hears of a
+    measurement."""
     kept = kept_old_loss(loaded.calibration_key, loaded.weights_key, old)
     if kept is not None:
         return kept
-    if not all(importlib.util.find_spec(name) for name in ("torch", "transformers")):
+    if loaded.head is None or not all(importlib.util.find_spec(name) for name in ("torch", "transformers")):
         return None
     try:
         count = parameter_count(loaded.files)
@@ -100,7 +101,7 @@ def auto_old_loss(
     )
     try:
         value = measure_old_loss(loaded, old)
-    except (ModelError, ImportError):  # weights transformers cannot load (a GGUF without the gguf package, ...)
+    except (ModelError, ImportError, MemoryError):  # weights transformers cannot load (a GGUF without `gguf`, ...)
         return None
     say(
         f"base loss on the old text: {value:.3f} nats; "
