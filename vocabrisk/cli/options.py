@@ -197,7 +197,7 @@ old_loss_option = click.option(
     help="The base model's mean loss on the old text (--reference), nats per token over windows of 256 tokens "
          "(a longer context reads lower): it weighs the forecast's two body pathways (docs/VALIDITY.md, \"v9\"). "
          "`auto`: the calibration's (`vocabrisk calibrate` measures it), else one kept from an earlier run, else "
-         "measured here where torch and transformers are installed and the model has at most 500M weights (one "
+         "measured here where torch and transformers are installed and the model has at most 200M weights (one "
          "forward pass on the CPU, then kept), else unknown: transfer alone. `measure`: measured here whatever "
          "the model's size, in place of the calibration's. `none`: nothing measured.",
     show_default=True,

@@ -31,10 +31,10 @@ if TYPE_CHECKING:  # a report or a gate of a saved profile finds a kept loss wit
 
 OLD_LOSS_WINDOW = 256  # tokens: the windows the v9 design's base losses were measured on (benchmarks' regime A)
 OLD_LOSS_WINDOWS = 32
-# `--old-loss auto` measures on the CPU up to this many weights: one pass of 32 windows of 256 tokens through
-# SmolLM2-135M is ~2e12 FLOPs; a model of a billion weights would take minutes, which a scan should not spend
-# unasked (`--old-loss measure` does).
-AUTO_MAX_PARAMETERS = 500_000_000
+# `--old-loss auto` measures on the CPU up to this many weights: the first scan of SmolLM2-135M with an old text
+# took 64-70 s and 1.5 GB on two cores (a scan without it 1.4-1.6 s; docs/PERFORMANCE.md), once per model, weights
+# and old text; a larger model costs minutes and gigabytes a scan should not spend unasked (`--old-loss measure`).
+AUTO_MAX_PARAMETERS = 200_000_000
 
 
 def loss_on(model, stream, device: str, bf16: bool = False) -> float:
