@@ -145,15 +145,16 @@ def test_the_rank_command_reads_the_head_once_for_all_its_candidates(tmp_path, m
 
 
 def test_a_reference_gives_the_same_prior_and_forecast_from_the_cli_as_from_the_api(tmp_path):
-    """The CLI's --reference is read as the API reads it: same prior, same old text, same forecast."""
+    """The CLI's --reference is read as the API reads it: same prior, same old text, same forecast (given the base
+    loss the CLI used: it measures it by default where torch is installed, and the API takes it as `old_loss`)."""
     corpus, reference = SAMPLES / "german-dialogue.jsonl.gz", SAMPLES / "python-code.jsonl"
     result = CliRunner().invoke(
         main, ["scan", str(corpus), "--reference", str(reference), "--text-field", "text", "--format", "json"]
     )
     assert result.exit_code == 0, result.output
-    shown = json.loads(result.output)
+    shown = json.loads(result.stdout)
     profile = scan([str(corpus)], "demo", reference=[str(reference)], text_field="text")
-    summary = Summary.of(profile)
+    summary = Summary.of(profile, old_loss=shown["forecast"]["constants"]["old_loss"])
     assert profile.old_text is not None and profile.prior_source.startswith("reference: python-code.jsonl")
     assert shown["risk"]["score"] == summary.risk.score
     assert shown["forecast"]["total_nats"] == summary.forecast.total
